@@ -1,0 +1,301 @@
+/*
+ * uniflow.h — the public C API of libuniflow.
+ *
+ * libuniflow is a predictable state container: one Dispatcher owns a GlobalModel
+ * made of features (finite state machines declared in JSON); the model changes only
+ * through actions whose preconditions hold, and every change (a mutation) is sent to
+ * the subscribers and the reporter.
+ *
+ * This header is the whole API: a function that is not declared here is not API,
+ * and the shared library exports exactly these functions.
+ *
+ * Conventions
+ *   - Every function returning int returns a status (UF_OK, UF_QUEUED or a negative
+ *     error), except uf_version_number().
+ *   - On failure a function sets the calling thread's last status and message
+ *     (uf_last_status(), uf_last_error()). Successful calls never change them.
+ *   - Strings returned as `char *` are owned by the caller and freed with uf_free().
+ *     Strings returned as `const char *` are borrowed; each function says how long
+ *     they stay valid.
+ *   - Every text argument is NUL-terminated UTF-8. JSON text is parsed strictly:
+ *     duplicate keys, integers outside 64 bits and numbers outside the finite
+ *     doubles are UF_EJSON; input nested deeper than 256 levels is UF_ESCHEMA.
+ *   - Callbacks take their user `payload` last. A `payload_free` (may be NULL) is
+ *     called exactly once, when the library no longer needs `payload`.
+ *
+ * Threads
+ *   Every function may be called from any thread. A dispatcher processes one action
+ *   at a time: a call from another thread waits until the dispatcher is idle (no
+ *   fairness is promised). On the thread that is processing — that is, inside any
+ *   callback of the dispatcher, payload_free included — submits are checked at once
+ *   and then queued (UF_QUEUED) to run after the current action, before the outer
+ *   call returns; reads, subscribe, unsubscribe and register act immediately.
+ *   A callback must not wait for another thread that uses the same dispatcher, and
+ *   two dispatchers whose callbacks submit to each other from two threads can
+ *   deadlock.
+ */
+#ifndef UNIFLOW_H
+#define UNIFLOW_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------ */
+
+#define UNIFLOW_VERSION "0.1.0"
+/* major*1000000 + minor*1000 + patch */
+#define UNIFLOW_VERSION_NUMBER 1000
+
+/* The library's version as text ("0.1.0"); static, never NULL. */
+const char *uf_version(void);
+/* The library's version as a number (UNIFLOW_VERSION_NUMBER of the build). */
+int uf_version_number(void);
+
+/* ------------------------------------------------------------------------------
+ * Status codes and errors
+ * ------------------------------------------------------------------------------ */
+
+#define UF_OK         0   /* done */
+#define UF_QUEUED     1   /* accepted inside a callback; processed after the current action */
+#define UF_REJECTED  -1   /* precondition not met, or a via callback declined; nothing changed */
+#define UF_EINVAL    -2   /* bad argument: NULL where a value is required, unknown option */
+#define UF_EJSON     -3   /* text is not valid JSON; the message gives line and column */
+#define UF_ESCHEMA   -4   /* valid JSON of the wrong shape (definition, action, payload, filter) */
+#define UF_ENOTFOUND -5   /* unknown feature, state, handler or subscription */
+#define UF_EEXISTS   -6   /* a feature or handler with that name is already registered */
+#define UF_ECALLBACK -7   /* a user callback reported failure */
+#define UF_ELOOP     -8   /* the cascade limit was reached */
+#define UF_EMISUSE   -9   /* call not allowed here (e.g. freeing a dispatcher inside its callback) */
+#define UF_ENOMEM   -10   /* out of memory */
+#define UF_EIO      -11   /* a file could not be read */
+
+/* The status of the last failed call on this thread; 0 before any failure.
+ * A failing void function (a refused uf_dispatcher_free) sets it too. */
+int uf_last_status(void);
+
+/* The message of the last failed call on this thread, never NULL ("" before any
+ * failure), e.g. "FileDownloading is in state InProgress, not Starting".
+ * Only a failing call replaces it; failures of queued actions inside a cascade go
+ * to the reporter instead. Valid until the next failing call on this thread. */
+const char *uf_last_error(void);
+
+/* The code's name ("UF_REJECTED"); static. An unknown code gives "UF_UNKNOWN". */
+const char *uf_status_name(int status);
+
+/* A static sentence describing the code. */
+const char *uf_strerror(int status);
+
+/* Frees a string (or any block) the library returned as `char *`. NULL: no-op. */
+void uf_free(void *p);
+
+/* ------------------------------------------------------------------------------
+ * Dispatcher
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_dispatcher uf_dispatcher;
+
+/* Creates a dispatcher with an empty model.
+ * options_json (NULL: defaults) is an object with any of:
+ *   "reporting":      "none" (default) | "short" | "verbose" — the built-in reporter
+ *                     prints to stderr
+ *   "max_cascade":    integer >= 1 (default 100000) — actions processed within one
+ *                     outer call, the outer action and rejected ones included
+ *   "report_skipped": boolean (default false) — send binding_skipped reports to a
+ *                     custom reporter
+ * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.
+ * out must not be NULL; *out is set to NULL on failure. */
+int uf_dispatcher_new(uf_dispatcher **out, const char *options_json);
+
+/* Frees the dispatcher, its model, and every subscription (calling each
+ * payload_free). NULL: no-op. Called from inside one of the dispatcher's own
+ * callbacks it does nothing and sets the thread's last status to UF_EMISUSE:
+ * free it after the outer call returns. Must not race with other calls on d. */
+void uf_dispatcher_free(uf_dispatcher *d);
+
+/* ------------------------------------------------------------------------------
+ * Features, actions, state
+ * ------------------------------------------------------------------------------ */
+
+/* Registers feature definitions: one definition object, an array of them, or
+ * {"features": [...]}. All are validated together and registered all or nothing.
+ * UF_ESCHEMA names the offending element ("features[1].states.X.fields.y: ..."),
+ * UF_EEXISTS a name already registered. */
+int uf_register(uf_dispatcher *d, const char *definitions_json);
+
+/* uf_register with the content of a file; UF_EIO if it cannot be read. */
+int uf_register_file(uf_dispatcher *d, const char *path);
+
+/* Submits one action as JSON (see the README for the twelve forms).
+ * Returns UF_OK when applied (or, for a trigger, processed), UF_QUEUED inside a
+ * callback, UF_REJECTED when the precondition does not hold, or an input error. */
+int uf_submit(uf_dispatcher *d, const char *action_json);
+
+/* The GlobalModel as JSON: {"Feature": {"state": "S", "payload": {...}}, ...},
+ * initialized features only, in registration order. *out_json is freed with
+ * uf_free. */
+int uf_state_get(uf_dispatcher *d, char **out_json);
+
+/* One feature as {"state": "S", "payload": {...}}; *out_json is NULL (and the
+ * status UF_OK) when the feature is registered but not initialized; UF_ENOTFOUND
+ * when it is not registered. *out_json is freed with uf_free. */
+int uf_feature_get(uf_dispatcher *d, const char *feature, char **out_json);
+
+/* {"features": [...]}: every definition as registered, in registration order.
+ * *out_json is freed with uf_free. */
+int uf_definitions_get(uf_dispatcher *d, char **out_json);
+
+/* ------------------------------------------------------------------------------
+ * Via callbacks
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_context uf_context;
+
+/* Runs after the action's precondition held and before its mutation is built; sees
+ * the state before the action. Returns 0 to go on, > 0 to decline (UF_REJECTED),
+ * < 0 to fail (UF_ECALLBACK). To enter or actualize a state with required fields it
+ * must call uf_context_become() successfully. It may submit (queued) and read. */
+typedef int (*uf_via_fn)(uf_context *ctx, void *payload);
+
+/* ------------------------------------------------------------------------------
+ * Actions without JSON text (the hot path)
+ * ------------------------------------------------------------------------------ */
+
+typedef enum uf_action_kind {
+    UF_ACTION_INITIALIZE = 1,
+    UF_ACTION_ACTUALIZE = 2,
+    UF_ACTION_TRANSITION = 3,
+    UF_ACTION_DEINITIALIZE = 4,
+    UF_ACTION_TRIGGER = 5
+} uf_action_kind;
+
+typedef struct uf_action {
+    unsigned int size;          /* sizeof(uf_action): lets the struct grow */
+    uf_action_kind kind;
+    const char *feature;
+    const char *from;           /* transition/deinitialize "from", trigger "in"; NULL: none */
+    const char *into;           /* initialize/transition "into", actualize "in" */
+    const char *payload_json;   /* NULL: automatically (or via) */
+    int same;                   /* transition into: allow the same state */
+    int uninitialized;          /* trigger without "in": 0 = initialized, 1 = absent */
+    const char *scope, *context, *id;
+    uf_via_fn via;              /* NULL: none */
+    void *via_payload;
+    void (*via_payload_free)(void *);
+} uf_action;
+
+#define UF_ACTION_INIT { sizeof(uf_action), (uf_action_kind)0, NULL, NULL, NULL, NULL, \
+                         0, 0, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/* Submits the action described by the struct, with the same semantics as
+ * uf_submit. Everything needed is copied before it returns. A size smaller than
+ * the first released struct or larger than this library's is UF_EINVAL (fields
+ * beyond size read as zero); so is an unknown kind or a field that does not fit the
+ * kind (a `from` on an actualize, `same` together with `from`).
+ * via_payload_free runs exactly once, whatever the outcome. */
+int uf_dispatch(uf_dispatcher *d, const uf_action *action);
+
+/* uf_submit with a via callback. A "payload" in the JSON together with a callback
+ * is UF_EINVAL. payload_free (may be NULL) runs exactly once when the action is
+ * finished: applied, rejected, dropped or refused at once. */
+int uf_submit_via(uf_dispatcher *d, const char *action_json, uf_via_fn via,
+                  void *payload, void (*payload_free)(void *));
+
+/* The action's feature name. Valid during the callback. */
+const char *uf_context_feature(const uf_context *ctx);
+/* The feature's current state; NULL when the feature is absent. Valid during the
+ * callback. */
+const char *uf_context_state(const uf_context *ctx);
+/* The feature's current payload as JSON; NULL when absent. Valid during the
+ * callback. */
+const char *uf_context_payload_json(const uf_context *ctx);
+/* The dispatcher running the callback. */
+uf_dispatcher *uf_context_dispatcher(const uf_context *ctx);
+/* Sets the payload of the state being entered or actualized. Checked at once:
+ * UF_ESCHEMA if it does not fit the state (the action then fails with
+ * UF_ESCHEMA unless a later become succeeds); UF_EMISUSE on a trigger or a
+ * deinitialization. */
+int uf_context_become(uf_context *ctx, const char *payload_json);
+
+/* ------------------------------------------------------------------------------
+ * Subscriptions (observer bindings)
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_mutation uf_mutation;
+
+#define UF_KEEP 0
+#define UF_STOP 1   /* returned by a subscriber: unsubscribe me */
+
+/* Called for each matching mutation, after the model bindings. Returns UF_STOP to
+ * end the subscription, anything else to keep it. May submit (queued), subscribe,
+ * unsubscribe (itself included) and read state. */
+typedef int (*uf_subscriber_fn)(const uf_mutation *m, void *payload);
+
+/* Subscribes fn to the mutations matched by the filter `when` (NULL: AnyMutation):
+ *   AnyMutation, AnyMutationOf<F>, AnyUpdateOf<F>, AnySettingOf<F>,
+ *   SettingInto<F.S>, Initialization<F>, Actualization<F>, Transition<F>,
+ *   Deinitialization<F>, InitializationInto<F.S>, ActualizationIn<F.S>,
+ *   TransitionInto<F.S>, TransitionFrom<F.S>, TransitionBetween<F.A, F.B>,
+ *   DeinitializationFrom<F.S>.
+ * A filter that does not parse is UF_ESCHEMA; an unknown feature or state is
+ * UF_ENOTFOUND. *out_id (out_id may be NULL) receives an id that is never 0 and
+ * never reused. payload_free runs exactly once: when the subscription ends, when
+ * the dispatcher is freed, or at once if uf_subscribe fails; never while fn runs.
+ * A subscription added during a notification is first called for the next
+ * mutation; one removed is not called again. */
+int uf_subscribe(uf_dispatcher *d, const char *when, uf_subscriber_fn fn, void *payload,
+                 void (*payload_free)(void *), uint64_t *out_id);
+
+/* Ends a subscription; UF_ENOTFOUND for an unknown or already ended id. */
+int uf_unsubscribe(uf_dispatcher *d, uint64_t id);
+
+typedef enum uf_mutation_kind {
+    UF_MUTATION_INITIALIZATION = 1,
+    UF_MUTATION_ACTUALIZATION = 2,
+    UF_MUTATION_TRANSITION = 3,
+    UF_MUTATION_DEINITIALIZATION = 4
+} uf_mutation_kind;
+
+/* Accessors for the mutation a subscriber receives. Strings are valid until the
+ * subscriber returns. */
+uf_dispatcher *uf_mutation_dispatcher(const uf_mutation *m);
+/* The id of the subscription being called. */
+uint64_t uf_mutation_subscription_id(const uf_mutation *m);
+uf_mutation_kind uf_mutation_kind_of(const uf_mutation *m);
+const char *uf_mutation_feature(const uf_mutation *m);
+const char *uf_mutation_old_state(const uf_mutation *m);        /* NULL on initialization */
+const char *uf_mutation_new_state(const uf_mutation *m);        /* NULL on deinitialization */
+const char *uf_mutation_old_payload_json(const uf_mutation *m); /* NULL on initialization */
+const char *uf_mutation_new_payload_json(const uf_mutation *m); /* NULL on deinitialization */
+/* {"seq":..,"kind":..,"feature":..,"old":..,"new":..,"action":{..}} */
+const char *uf_mutation_json(const uf_mutation *m);
+/* Counts applied mutations of the dispatcher from 1. */
+uint64_t uf_mutation_seq(const uf_mutation *m);
+
+/* ------------------------------------------------------------------------------
+ * Reporting
+ * ------------------------------------------------------------------------------ */
+
+/* Receives a report as JSON:
+ *   {"event": "processed"|"rejected"|"dropped"|"binding_processed"|
+ *             "binding_rejected"|"binding_skipped",
+ *    "action": {"kind":..,"feature":.., state keys, "scope","context","id"},
+ *    "status": "UF_REJECTED", "reason": "...", "binding": "..."}
+ * (keys that do not apply are absent). report_json is valid during the call. */
+typedef void (*uf_report_fn)(const char *report_json, void *payload);
+
+/* Replaces the reporter; fn NULL goes back to the built-in reporter (which prints
+ * according to the "reporting" option). The replaced reporter's payload_free runs
+ * at once (after it returns, when replaced from inside itself). */
+int uf_set_reporter(uf_dispatcher *d, uf_report_fn fn, void *payload,
+                    void (*payload_free)(void *));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UNIFLOW_H */

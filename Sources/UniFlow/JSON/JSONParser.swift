@@ -1,0 +1,84 @@
+import CJansson
+import Glibc
+
+/// Parses JSON text strictly with jansson: duplicate keys, integers outside 64 bits
+/// and numbers outside the finite doubles are refused (`UF_EJSON`, with line and
+/// column); input nested deeper than `maxDepth` is `UF_ESCHEMA`.
+public enum JSONParser {
+    /// The outermost object or array is level 1.
+    public static let maxDepth = 256
+
+    /// Parses NUL-terminated text.
+    public static func parse(_ text: UnsafePointer<CChar>) throws(UniFlowError) -> JSONValue {
+        try parse(UnsafeRawPointer(text), length: strlen(text))
+    }
+
+    /// Parses a Swift string.
+    public static func parse(_ text: String) throws(UniFlowError) -> JSONValue {
+        let bytes = Array(text.utf8) + [0]
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(UniFlowError) -> JSONValue in
+            try parse(UnsafeRawPointer(buffer.baseAddress!), length: buffer.count - 1)
+        }
+    }
+
+    static func parse(_ bytes: UnsafeRawPointer, length: Int) throws(UniFlowError) -> JSONValue {
+        if length == 0 { throw UniFlowError(.invalidJSON, "line 1, column 0: empty text is not JSON") }
+        var error = json_error_t()
+        // JSON_ALLOW_NUL keeps "\u0000" valid JSON; names that contain it fail their own checks.
+        let flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL
+        guard let root = json_loadb(bytes.assumingMemoryBound(to: CChar.self), length, Int(flags), &error) else {
+            throw UniFlowError(.invalidJSON, message(of: error))
+        }
+        defer { json_decref(root) }
+        return try convert(root, depth: 1)
+    }
+
+    private static func message(of error: json_error_t) -> String {
+        let text = withUnsafeBytes(of: error.text) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        let line = max(error.line, 1)
+        return "line \(line), column \(max(error.column, 0)): \(text)"
+    }
+
+    private static func convert(_ value: UnsafeMutablePointer<json_t>, depth: Int) throws(UniFlowError) -> JSONValue {
+        switch value.pointee.type {
+        case JSON_NULL: return .null
+        case JSON_TRUE: return .bool(true)
+        case JSON_FALSE: return .bool(false)
+        case JSON_INTEGER: return .int(Int64(json_integer_value(value)))
+        case JSON_REAL: return .double(json_real_value(value))
+        case JSON_STRING:
+            let length = json_string_length(value)
+            let raw = UnsafeRawBufferPointer(start: json_string_value(value), count: length)
+            return .string(String(decoding: raw, as: UTF8.self))
+        case JSON_ARRAY:
+            guard depth <= maxDepth else { throw tooDeep() }
+            let count = json_array_size(value)
+            var items: [JSONValue] = []
+            items.reserveCapacity(count)
+            for i in 0..<count {
+                items.append(try convert(json_array_get(value, i), depth: depth + 1))
+            }
+            return .array(items)
+        case JSON_OBJECT:
+            guard depth <= maxDepth else { throw tooDeep() }
+            var entries: [(key: String, value: JSONValue)] = []
+            entries.reserveCapacity(json_object_size(value))
+            // jansson keeps insertion order; json_object_foreach is a macro, so iterate by hand.
+            var iter = json_object_iter(value)
+            while let it = iter {
+                let key = String(cString: json_object_iter_key(it))
+                entries.append((key, try convert(json_object_iter_value(it), depth: depth + 1)))
+                iter = json_object_iter_next(value, it)
+            }
+            return .object(JSONObject(entries))
+        default:
+            return .null
+        }
+    }
+
+    private static func tooDeep() -> UniFlowError {
+        UniFlowError(.schema, "input is nested deeper than \(maxDepth) levels")
+    }
+}
