@@ -107,6 +107,12 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     outer call, the outer action and rejected ones included
  *   "report_skipped": boolean (default false) — send binding_skipped reports to a
  *                     custom reporter
+ *   "journal":        path — append every registration (a header line with the
+ *                     definitions' fingerprint) and every applied mutation to this
+ *                     JSON-lines file, one flushed line each; an existing journal
+ *                     is appended to (a torn last line is cut off first). UF_EIO if
+ *                     it cannot be opened.
+ *   "journal_sync":   boolean (default false) — also fsync after every line
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.
  * out must not be NULL; *out is set to NULL on failure. */
 int uf_dispatcher_new(uf_dispatcher **out, const char *options_json);
@@ -293,6 +299,84 @@ typedef void (*uf_report_fn)(const char *report_json, void *payload);
  * at once (after it returns, when replaced from inside itself). */
 int uf_set_reporter(uf_dispatcher *d, uf_report_fn fn, void *payload,
                     void (*payload_free)(void *));
+
+/* ------------------------------------------------------------------------------
+ * Handlers for model bindings, and JsonLogic
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_binding_call uf_binding_call;
+
+/* A host function that model bindings name with {"call": "name"}.
+ * In a `given` clause it returns 1 (holds), 0 (stops the binding: skipped) or a
+ * negative value (fails the binding: binding_rejected, UF_ECALLBACK); it may call
+ * uf_binding_call_set_output first to make that JSON the next clause's `given`.
+ * In `then` it returns 0 or more to succeed, a negative value to fail. It runs on
+ * the processing thread and may submit (queued) and read. */
+typedef int (*uf_handler_fn)(uf_binding_call *call, void *payload);
+
+/* Registers a handler under a unique name (UF_EEXISTS otherwise). Bindings are
+ * checked against the handlers when their feature is registered: register
+ * handlers first. payload_free runs when the dispatcher is freed, or at once if
+ * registration fails. */
+int uf_register_handler(uf_dispatcher *d, const char *name, uf_handler_fn fn,
+                        void *payload, void (*payload_free)(void *));
+
+/* The mutation that triggered the binding (as uf_mutation_json). Valid while the
+ * handler runs. */
+const char *uf_binding_call_mutation_json(const uf_binding_call *call);
+/* The current `given` value as JSON; "null" if none. Valid while the handler runs. */
+const char *uf_binding_call_given_json(const uf_binding_call *call);
+/* Makes json the next clause's `given`. UF_EJSON if it does not parse; UF_EMISUSE
+ * in a `then` clause. */
+int uf_binding_call_set_output(uf_binding_call *call, const char *json);
+/* The dispatcher running the binding. */
+uf_dispatcher *uf_binding_call_dispatcher(const uf_binding_call *call);
+
+/* Evaluates a JsonLogic rule (every operation of the specification except `log`,
+ * with json-logic-js's results) over data_json (NULL means null). *out_json
+ * receives the result as JSON, freed with uf_free. An unknown operator or a
+ * malformed rule is UF_ESCHEMA; so is a non-finite result (a division by zero).
+ * Any thread; no dispatcher needed. */
+int uf_logic_apply(const char *rule_json, const char *data_json, char **out_json);
+
+/* ------------------------------------------------------------------------------
+ * Transactions, snapshots, journals
+ * ------------------------------------------------------------------------------ */
+
+/* Applies a JSON array of actions in order, all or nothing. The first that fails
+ * rolls the model back; the call returns its status, uf_last_error() names its
+ * index ("batch[2]: ..."), one `rejected` report is sent and nobody else is
+ * notified. On success bindings and subscribers see each mutation in order, with
+ * the committed model; what they queue runs after that. Actions carry JSON
+ * payloads only (no via callbacks). UF_EMISUSE inside a callback. */
+int uf_submit_batch(uf_dispatcher *d, const char *actions_json_array);
+
+/* Replaces the model with one in uf_state_get's format (same definitions),
+ * validated first: an unknown feature or state, or a payload that does not fit,
+ * changes nothing. Restored features' model bindings become active; no mutations
+ * are sent. Journaled when the dispatcher journals. UF_EMISUSE inside a callback. */
+int uf_state_restore(uf_dispatcher *d, const char *model_json);
+
+/* Installs the mutations of a journal written by a dispatcher with the same
+ * definitions (option "journal"), the way uf_state_restore does: no via
+ * callbacks, no bindings, no notifications. The model ends as the journaling
+ * dispatcher's did. A torn last line (no newline: the writer crashed) is skipped
+ * and reported as a `dropped` report without an action; any other bad line, or a
+ * journal of other definitions, fails the call (UF_ESCHEMA/UF_EJSON naming the
+ * line) and changes nothing. UF_EIO if it cannot be read; UF_EMISUSE inside a
+ * callback. */
+int uf_replay_file(uf_dispatcher *d, const char *journal_path);
+
+/* ------------------------------------------------------------------------------
+ * Graphs
+ * ------------------------------------------------------------------------------ */
+
+/* Draws registered features as Graphviz DOT: states as nodes (initial states
+ * marked), declared transitions as edges, model bindings as dashed edges labelled
+ * with their scenario, from the mutation they wait for to the feature they act
+ * on. feature NULL: all features. UF_ENOTFOUND for an unknown feature.
+ * *out_dot is freed with uf_free. */
+int uf_graph_dot(uf_dispatcher *d, const char *feature, char **out_dot);
 
 #ifdef __cplusplus
 }

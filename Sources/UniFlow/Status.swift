@@ -28,43 +28,11 @@ public enum Status: Int32, Sendable, CaseIterable {
     /// A file could not be read.
     case io = -11
 
-    /// The code's name as the header spells it.
-    public var name: String {
-        switch self {
-        case .ok: "UF_OK"
-        case .queued: "UF_QUEUED"
-        case .rejected: "UF_REJECTED"
-        case .invalidArgument: "UF_EINVAL"
-        case .invalidJSON: "UF_EJSON"
-        case .schema: "UF_ESCHEMA"
-        case .notFound: "UF_ENOTFOUND"
-        case .exists: "UF_EEXISTS"
-        case .callback: "UF_ECALLBACK"
-        case .loop: "UF_ELOOP"
-        case .misuse: "UF_EMISUSE"
-        case .noMemory: "UF_ENOMEM"
-        case .io: "UF_EIO"
-        }
-    }
+    /// The code's name as the header spells it (`UF_REJECTED`).
+    public var name: String { staticName.description }
 
     /// A sentence describing the code.
-    public var sentence: String {
-        switch self {
-        case .ok: "done"
-        case .queued: "accepted inside a callback; processed after the current action"
-        case .rejected: "precondition not met, or a via callback declined; nothing changed"
-        case .invalidArgument: "bad argument: NULL where a value is required, or an unknown option"
-        case .invalidJSON: "text is not valid JSON"
-        case .schema: "valid JSON of the wrong shape"
-        case .notFound: "unknown feature, state, handler or subscription"
-        case .exists: "a feature or handler with that name is already registered"
-        case .callback: "a user callback reported failure"
-        case .loop: "the cascade limit was reached"
-        case .misuse: "call not allowed here"
-        case .noMemory: "out of memory"
-        case .io: "a file could not be read"
-        }
-    }
+    public var sentence: String { staticSentence.description }
 }
 
 /// A failure with its status and a specific message

@@ -1,0 +1,61 @@
+import CUniFlow
+
+// Submitting actions: JSON text (uf_submit, uf_submit_via) and the struct form
+// (uf_dispatch), the hot path.
+
+@c @implementation
+public func uf_submit(_ d: OpaquePointer?, _ action_json: UnsafePointer<CChar>?) -> Int32 {
+    submitJSON(d, "uf_submit", action_json, via: nil)
+}
+
+@c @implementation
+public func uf_submit_via(_ d: OpaquePointer?, _ action_json: UnsafePointer<CChar>?, _ via: uf_via_fn?,
+                          _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?) -> Int32 {
+    guard let via else {
+        payload_free?(payload)
+        return nullArgument("uf_submit_via", "via")
+    }
+    return submitJSON(d, "uf_submit_via", action_json, via: ViaCallback(fn: via, payload: payload, payloadFree: payload_free))
+}
+
+private func submitJSON(_ d: OpaquePointer?, _ function: StaticString, _ text: UnsafePointer<CChar>?, via: ViaCallback?) -> Int32 {
+    guard d != nil, let text else {
+        via?.release()
+        return d == nil ? nullArgument(function, "dispatcher") : nullArgument(function, "action_json")
+    }
+    return withDispatcher(d, function) { (dispatcher) throws(UniFlowError) in
+        let request: ActionRequest
+        do throws(UniFlowError) {
+            request = try ActionRequest.decode(try JSONParser.parse(text))
+        } catch {
+            via?.release()
+            throw error
+        }
+        return try dispatcher.submit(via: via) { () throws(UniFlowError) in
+            try dispatcher.resolve(request, hasVia: via != nil)
+        }
+    }
+}
+
+/// The first released `uf_action` ends after `via_payload_free`; a caller built
+/// against this header passes exactly this size.
+private let releasedActionSize = MemoryLayout<uf_action>.size
+
+@c @implementation
+public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?) -> Int32 {
+    guard let action else { return nullArgument("uf_dispatch", "action") }
+    let size = Int(action.pointee.size)
+    guard size >= releasedActionSize && size <= MemoryLayout<uf_action>.size else {
+        return fail(UniFlowError(.invalidArgument, "uf_dispatch: action->size is \(size), expected \(MemoryLayout<uf_action>.size) (sizeof(uf_action))"))
+    }
+    // Copied once: the caller may reuse its struct as soon as we return.
+    let a = action.pointee
+    let via = a.via.map { ViaCallback(fn: $0, payload: a.via_payload, payloadFree: a.via_payload_free) }
+    guard d != nil else {
+        via?.release()
+        return nullArgument("uf_dispatch", "dispatcher")
+    }
+    return withDispatcher(d, "uf_dispatch") { (dispatcher) throws(UniFlowError) in
+        try dispatcher.submit(via: via) { () throws(UniFlowError) in try dispatcher.resolve(a) }
+    }
+}

@@ -1,0 +1,54 @@
+import Glibc
+
+/// The calling thread's last failure (`uf_last_status`, `uf_last_error`), kept in
+/// pthread thread-specific storage: Swift has no thread-locals without Foundation.
+struct ThreadError {
+    var status: Int32 = 0
+    var message: UnsafeMutablePointer<CChar>?
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { raw in
+            guard let raw else { return }
+            let state = raw.assumingMemoryBound(to: ThreadError.self)
+            free(state.pointee.message)
+            state.deallocate()
+        }
+        return key
+    }()
+
+    /// This thread's record, created on first use.
+    static var current: UnsafeMutablePointer<ThreadError>? {
+        if let raw = pthread_getspecific(key) { return raw.assumingMemoryBound(to: ThreadError.self) }
+        return nil
+    }
+
+    private static func currentOrNew() -> UnsafeMutablePointer<ThreadError> {
+        if let existing = current { return existing }
+        let state = UnsafeMutablePointer<ThreadError>.allocate(capacity: 1)
+        state.initialize(to: ThreadError())
+        pthread_setspecific(key, state)
+        return state
+    }
+
+    /// Records a failure on this thread; the previous message is freed.
+    static func record(_ error: UniFlowError) {
+        let state = currentOrNew()
+        free(state.pointee.message)
+        state.pointee.status = error.status.rawValue
+        state.pointee.message = strdup(error.message)
+    }
+}
+
+/// Records `error` as this thread's last failure and returns its status code.
+@inline(never)
+func fail(_ error: UniFlowError) -> Int32 {
+    ThreadError.record(error)
+    return error.status.rawValue
+}
+
+/// `UF_EINVAL` for a NULL argument, naming the function and the parameter.
+@inline(never)
+func nullArgument(_ function: StaticString, _ parameter: StaticString) -> Int32 {
+    fail(UniFlowError(.invalidArgument, "\(function): \(parameter) is NULL"))
+}

@@ -1,0 +1,191 @@
+import CUniFlow
+import Glibc
+
+/// Model bindings (SPEC 6): indexed by the feature their filter watches, run after
+/// a mutation is applied and before the subscribers.
+extension Dispatcher {
+    /// Parses, checks and compiles the bindings of definitions about to be
+    /// registered. `newNames` are the features of the same call, which filters
+    /// may name too. Shapes (rules included) are checked before names.
+    func prepareBindings(for parsed: [FeatureDefinition]) throws(UniFlowError) -> [[ActiveBinding]] {
+        var shapes: [[BindingDefinition]] = []
+        for (i, definition) in parsed.enumerated() {
+            var list: [BindingDefinition] = []
+            for (j, binding) in definition.bindings.enumerated() {
+                list.append(try BindingDefinition.parse(binding, path: "features[\(i)].bindings[\(j)]"))
+            }
+            shapes.append(list)
+        }
+        let base = Int32(definitions.count)
+        func feature(_ name: String) -> (Int32, FeatureDefinition)? {
+            if let index = featureIndex(named: name) { return (index, definitions[Int(index)]) }
+            if let i = parsed.firstIndex(where: { $0.name == name }) { return (base + Int32(i), parsed[i]) }
+            return nil
+        }
+        var result: [[ActiveBinding]] = []
+        for (i, list) in shapes.enumerated() {
+            var active: [ActiveBinding] = []
+            for (j, binding) in list.enumerated() {
+                let path = "features[\(i)].bindings[\(j)]"
+                let filter: CompiledFilter
+                do throws(UniFlowError) {
+                    filter = try compile(binding.when, lookup: feature)
+                } catch {
+                    throw error.prefixed("\(path).when")
+                }
+                for (k, clause) in binding.given.enumerated() {
+                    if let name = clause.handler, handlers[name] == nil {
+                        throw UniFlowError(.notFound, "\(path).given[\(k)].call: unknown handler '\(name)'")
+                    }
+                }
+                if let name = binding.thenCall, handlers[name] == nil {
+                    throw UniFlowError(.notFound, "\(path).then.call: unknown handler '\(name)'")
+                }
+                active.append(ActiveBinding(definition: binding, owner: base + Int32(i), filter: filter))
+            }
+            result.append(active)
+        }
+        return result
+    }
+
+    /// Makes bindings of a just-installed feature known to the features they watch.
+    func installBindings(_ bindings: [ActiveBinding]) {
+        for binding in bindings {
+            let reference = BindingReference(owner: binding.owner, index: Int32(modelBindings[Int(binding.owner)].count))
+            modelBindings[Int(binding.owner)].append(binding)
+            if binding.filter.feature < 0 {
+                anyBindingWatchers.append(reference)
+                hot.hasAnyBindings = true
+            } else {
+                bindingWatchers[Int(binding.filter.feature)].append(reference)
+                hot.features.pointer(Int(binding.filter.feature)).pointee.hasBindings = true
+            }
+        }
+    }
+
+    /// Runs the bindings that match the mutation just applied, in feature
+    /// registration order and then declaration order.
+    func runBindings(_ record: MutationRecord) {
+        let f = Int(record.feature)
+        let watchers = bindingWatchers[f]
+        var candidates = anyBindingWatchers.isEmpty ? watchers : (watchers + anyBindingWatchers)
+        if !anyBindingWatchers.isEmpty && !watchers.isEmpty {
+            candidates.sort { ($0.owner, $0.index) < ($1.owner, $1.index) }
+        }
+        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
+        var data: JSONValue? = nil
+        for reference in candidates {
+            let binding = modelBindings[Int(reference.owner)][Int(reference.index)]
+            let filter = binding.filter
+            guard filter.kinds & kindBit != 0,
+                  filter.oldState < 0 || filter.oldState == record.oldState,
+                  filter.newState < 0 || filter.newState == record.newState else { continue }
+            // Active from the owner's initialization to its deinitialization, both included.
+            let ownerActive = hot.features[Int(binding.owner)].state >= 0
+                || (binding.owner == record.feature && record.kind == Int32(UF_MUTATION_DEINITIALIZATION.rawValue))
+            guard ownerActive else { continue }
+            if data == nil {
+                data = ["mutation": mutationJSON(record), "model": modelJSON(), "given": .null]
+            }
+            run(binding, record: record, data: data!)
+        }
+    }
+
+    private func run(_ binding: ActiveBinding, record: MutationRecord, data: JSONValue) {
+        let definition = binding.definition
+        var given: JSONValue = .null
+        func scope() -> JSONValue {
+            guard case .object(var object) = data else { return data }
+            object["given"] = given
+            return .object(object)
+        }
+        do throws(UniFlowError) {
+            for clause in definition.given {
+                switch clause {
+                case .when(let rule, _):
+                    if !isTruthy(try evaluate(rule, scope())) {
+                        reportBinding(.bindingSkipped, definition, nil)
+                        return
+                    }
+                case .map(let rule, _):
+                    given = try evaluate(rule, scope())
+                case .call(let name, _):
+                    let (result, output) = callHandler(name, record: record, given: given, inGiven: true)
+                    if result < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result))") }
+                    if result == 0 {
+                        reportBinding(.bindingSkipped, definition, nil)
+                        return
+                    }
+                    if let output { given = output }
+                }
+            }
+            if let name = definition.thenCall {
+                let (result, _) = callHandler(name, record: record, given: given, inGiven: false)
+                if result < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result))") }
+            }
+            var actions: [ResolvedAction] = []
+            for (i, template) in definition.thenSubmit.enumerated() {
+                do throws(UniFlowError) {
+                    let json = try ActionTemplate.substitute(template, data: scope())
+                    actions.append(try resolve(try ActionRequest.decode(json), hasVia: false))
+                } catch {
+                    throw error.prefixed("then.submit[\(i)]")
+                }
+            }
+            if cascade.dropping && !actions.isEmpty {
+                throw UniFlowError(.loop, "the cascade limit (\(options.maxCascade)) was reached; actions refused")
+            }
+            for action in actions { queue.append(action) }
+            reportBinding(.bindingProcessed, definition, nil)
+        } catch {
+            reportBinding(.bindingRejected, definition, error)
+        }
+    }
+
+    private func evaluate(_ rule: JSONValue, _ data: JSONValue) throws(UniFlowError) -> JSONValue {
+        do throws(UniFlowError) {
+            return try JsonLogic.apply(rule, data: data)
+        } catch {
+            throw UniFlowError(.schema, "rule error: \(error.message)")
+        }
+    }
+
+    private func callHandler(_ name: String, record: MutationRecord, given: JSONValue, inGiven: Bool) -> (Int32, JSONValue?) {
+        guard let handler = handlers[name] else { return (-1, nil) }
+        let saved = handlerCall
+        handlerCall = HandlerCallScratch(mutationText: mutationJSON(record).jsonText, givenText: given.jsonText)
+        defer {
+            free(handlerCall.mutationCString)
+            free(handlerCall.givenCString)
+            handlerCall = saved
+        }
+        var call = BindingCallRecord(dispatcher: UnsafeMutableRawPointer(handle), inGiven: inGiven)
+        let result = withUnsafeMutablePointer(to: &call) { handler.fn(OpaquePointer($0), handler.payload) }
+        return (result, handlerCall.output)
+    }
+
+    private func reportBinding(_ event: ReportEvent, _ binding: BindingDefinition, _ failure: UniFlowError?) {
+        guard reportingActive, let action = delivery.action else { return }
+        if event == .bindingSkipped {
+            let wanted = options.reporting == .verbose || (reporter != nil && options.reportSkipped)
+            guard wanted else { return }
+        }
+        let name = reporter == nil && options.reporting == .verbose ? binding.sentence : binding.name
+        report(event, action: action, failure: failure, binding: name)
+    }
+
+    // MARK: Handlers
+
+    func registerHandler(_ handler: HostHandler) throws(UniFlowError) {
+        guard handlers[handler.name] == nil else {
+            throw UniFlowError(.exists, "a handler named '\(handler.name)' is already registered")
+        }
+        handlers[handler.name] = handler
+    }
+}
+
+/// A binding by its owner feature and its position in the owner's list.
+struct BindingReference {
+    var owner: Int32
+    var index: Int32
+}

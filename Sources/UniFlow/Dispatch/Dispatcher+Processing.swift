@@ -1,0 +1,221 @@
+import CUniFlow
+
+/// The processing order of SPEC section 7: precondition, via callback, payload,
+/// mutation applied; then subscribers, then the reporter; then the queue.
+extension Dispatcher {
+    /// Submits an action: processes it now (and then the queue), or queues it when
+    /// called from inside one of this dispatcher's callbacks. `resolve` runs with
+    /// the dispatcher to itself; `via` is released exactly once, whatever happens.
+    /// Returns `.ok` or `.queued`; a failure is thrown.
+    @inline(__always)
+    func submit(via: ViaCallback?, _ resolve: () throws(UniFlowError) -> ResolvedAction) throws(UniFlowError) -> Status {
+        if isProcessingOnCurrentThread {
+            var action: ResolvedAction
+            do throws(UniFlowError) {
+                if closing { throw UniFlowError(.misuse, "the dispatcher is being freed") }
+                if cascade.dropping {
+                    throw UniFlowError(.loop, "the cascade limit (\(options.maxCascade)) was reached; action refused")
+                }
+                action = try resolve()
+            } catch {
+                via?.release()
+                throw error
+            }
+            action.via = via
+            queue.append(action.owned())
+            return .queued
+        }
+        return try exclusive { () throws(UniFlowError) -> Status in
+            var action: ResolvedAction
+            do throws(UniFlowError) {
+                action = try resolve()
+            } catch {
+                via?.release()
+                throw error
+            }
+            action.via = via
+            if let failure = process(action) { throw failure }
+            return .ok
+        }
+    }
+
+    /// Processes queued actions in order until none is left, dropping what exceeds
+    /// `max_cascade`.
+    func drainQueue() {
+        while let next = queue.popFirst() {
+            if cascade.processed >= options.maxCascade {
+                cascade.dropping = true
+                drop(next)
+            } else {
+                _ = process(next)
+            }
+        }
+        cascade.dropping = false
+    }
+
+    private func drop(_ action: ResolvedAction) {
+        if reportingActive {
+            report(.dropped, action: action, failure: UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached; action dropped"))
+        }
+        action.via?.release()
+    }
+
+    /// Processes one action. Returns nil when it was applied (or, for a trigger,
+    /// processed), otherwise the failure, which has been reported.
+    func process(_ action: ResolvedAction) -> UniFlowError? {
+        defer { action.via?.release() }
+        cascade.processed += 1
+        let feature = hot.features[Int(action.feature)]
+        if let failure = checkPrecondition(action, feature) {
+            if reportingActive { report(.rejected, action: action, failure: failure) }
+            return failure
+        }
+        var newPayload = action.payload
+        if let callback = action.via {
+            switch runVia(callback, action: action, feature: feature) {
+            case .failure(let failure):
+                if reportingActive { report(.rejected, action: action, failure: failure) }
+                return failure
+            case .success(let became):
+                if let became { newPayload = became }
+            }
+        }
+        if action.kind == .trigger {
+            if reportingActive { report(.processed, action: action) }
+            for queued in action.extras?.submit ?? [] { queue.append(queued) }
+            return nil
+        }
+        apply(action, feature: feature, payload: newPayload)
+        return nil
+    }
+
+    /// The precondition's failure, if it does not hold (for batches).
+    func preconditionFailure(_ action: ResolvedAction, _ feature: FeatureSlot) -> UniFlowError? {
+        checkPrecondition(action, feature)
+    }
+
+    /// The precondition of SPEC section 3, `initial` and `transitions` included.
+    @inline(__always)
+    private func checkPrecondition(_ action: ResolvedAction, _ feature: FeatureSlot) -> UniFlowError? {
+        let current = feature.state
+        switch action.kind {
+        case .initialize:
+            if current >= 0 { return rejection(action, "is already initialized (in state \(stateName(current, feature: action.feature)))") }
+            if !stateSlot(action.into, of: feature).isInitial {
+                return rejection(action, "cannot be initialized into \(stateName(action.into, feature: action.feature)): not an initial state")
+            }
+        case .actualize:
+            if current != action.into { return notIn(action, action.into, current) }
+        case .transition:
+            if action.from >= 0 {
+                if current != action.from { return notIn(action, action.from, current) }
+            } else if current < 0 {
+                return rejection(action, "is not initialized")
+            } else if current == action.into && !action.same {
+                return rejection(action, "is already in state \(stateName(current, feature: action.feature))")
+            }
+            if current >= 0 && !hot.allowsTransition(feature, from: current, into: action.into) {
+                return rejection(action, "cannot transition from \(stateName(current, feature: action.feature)) into \(stateName(action.into, feature: action.feature)): not a declared transition")
+            }
+        case .deinitialize:
+            if action.from >= 0 {
+                if current != action.from { return notIn(action, action.from, current) }
+            } else if current < 0 {
+                return rejection(action, "is not initialized")
+            }
+        case .trigger:
+            if action.from >= 0 {
+                if current != action.from { return notIn(action, action.from, current) }
+            } else if action.uninitialized {
+                if current >= 0 { return rejection(action, "is initialized (in state \(stateName(current, feature: action.feature))), not absent") }
+            } else if current < 0 {
+                return rejection(action, "is not initialized")
+            }
+        }
+        return nil
+    }
+
+    private func rejection(_ action: ResolvedAction, _ text: String) -> UniFlowError {
+        UniFlowError(.rejected, "\(featureName(action.feature)) \(text)")
+    }
+
+    private func notIn(_ action: ResolvedAction, _ required: Int32, _ current: Int32) -> UniFlowError {
+        let wanted = stateName(required, feature: action.feature)
+        if current < 0 { return rejection(action, "is not initialized (expected state \(wanted))") }
+        return rejection(action, "is in state \(stateName(current, feature: action.feature)), not \(wanted)")
+    }
+
+    /// Stores the new state and payload, then notifies.
+    @inline(__always)
+    private func apply(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) {
+        announce(commit(action, feature: feature, payload: given))
+    }
+
+    /// Stores the new state and payload (and journals them); nobody is told yet.
+    @inline(__always)
+    func commit(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) -> CommittedMutation {
+        let f = Int(action.feature)
+        let newState: Int32 = action.kind == .deinitialize ? -1 : action.into
+        var newPayload: JSONObject? = nil
+        if newState >= 0 {
+            if let given {
+                newPayload = given.isEmpty ? nil : given
+            } else if stateSlot(newState, of: feature).hasFields {
+                // Entered automatically: an auto state's defaults fill in.
+                let defaults = (try? definitions[f].states[Int(newState)].checkPayload(nil, feature: definitions[f].name)) ?? JSONObject()
+                newPayload = defaults.isEmpty ? nil : defaults
+            }
+        }
+        let kind: UInt32
+        switch action.kind {
+        case .initialize: kind = UF_MUTATION_INITIALIZATION.rawValue
+        case .actualize: kind = UF_MUTATION_ACTUALIZATION.rawValue
+        case .transition: kind = UF_MUTATION_TRANSITION.rawValue
+        default: kind = UF_MUTATION_DEINITIALIZATION.rawValue
+        }
+        let slot = hot.features.pointer(f)
+        let hadPayload = slot.pointee.hasPayload
+        slot.pointee.state = newState
+        slot.pointee.hasPayload = newPayload != nil
+        seq &+= 1
+        var mutation = CommittedMutation(
+            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq, kind: Int32(kind),
+                                   feature: action.feature, oldState: feature.state, newState: newState),
+            action: action)
+        if hadPayload || newPayload != nil {
+            mutation.oldPayload = hadPayload ? payloads[f] : nil
+            payloads[f] = newPayload
+            mutation.newPayload = newPayload
+        }
+        if hot.journaling { journalMutation(mutation) }
+        return mutation
+    }
+
+    /// Runs the model bindings, the subscribers and the reporter for a committed mutation.
+    @inline(__always)
+    func announce(_ mutation: CommittedMutation) {
+        var record = mutation.record
+        if mutation.oldPayload != nil || mutation.newPayload != nil {
+            delivery.oldPayload = mutation.oldPayload
+            delivery.newPayload = mutation.newPayload
+        }
+        delivery.action = mutation.action
+        if hot.features[Int(record.feature)].hasBindings || hot.hasAnyBindings { runBindings(record) }
+        deliver(&record)
+        if reportingActive { report(.processed, action: mutation.action, mutation: record) }
+        delivery.reset()
+    }
+}
+
+/// A mutation applied to the model, waiting to be announced.
+struct CommittedMutation {
+    var record: MutationRecord
+    var oldPayload: JSONObject?
+    var newPayload: JSONObject?
+    var action: ResolvedAction
+
+    init(record: MutationRecord, action: ResolvedAction) {
+        self.record = record
+        self.action = action
+    }
+}

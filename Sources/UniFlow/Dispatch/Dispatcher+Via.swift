@@ -1,0 +1,85 @@
+import CUniFlow
+import Glibc
+
+/// What `const uf_context *` points to while a via callback runs: a record on the
+/// processing thread's stack.
+struct ViaContextRecord {
+    var dispatcher: UnsafeMutableRawPointer
+    var feature: Int32
+    /// The feature's state before the action, or -1.
+    var state: Int32
+    /// The state entered or actualized, or -1 (trigger, deinitialization).
+    var target: Int32
+}
+
+/// The via callback's side of the dispatcher: what `become` stored, and the
+/// borrowed text handed out during the callback.
+struct ViaScratch {
+    var became: JSONObject?
+    var lastBecomeFailure: UniFlowError?
+    var payloadText: UnsafeMutablePointer<CChar>?
+
+    mutating func reset() {
+        became = nil
+        lastBecomeFailure = nil
+        free(payloadText)
+        payloadText = nil
+    }
+}
+
+extension Dispatcher {
+    /// Runs a via callback (SPEC 4.4): after the precondition held, before the
+    /// mutation is built. Returns the payload it `become`s, if any.
+    func runVia(_ callback: ViaCallback, action: ResolvedAction, feature: FeatureSlot) -> Result<JSONObject?, UniFlowError> {
+        let target: Int32 = action.entersState ? action.into : -1
+        var record = ViaContextRecord(dispatcher: UnsafeMutableRawPointer(handle), feature: action.feature,
+                                      state: feature.state, target: target)
+        // A via may submit (queued), but never runs inside another via of this
+        // dispatcher, so one scratch suffices; keep the caller's anyway for safety.
+        let saved = via
+        via = ViaScratch()
+        defer {
+            via.reset()
+            via = saved
+        }
+        let result = withUnsafeMutablePointer(to: &record) { callback.fn(OpaquePointer($0), callback.payload) }
+        let name = featureName(action.feature)
+        if result > 0 { return .failure(UniFlowError(.rejected, "\(name): the via callback declined the action")) }
+        if result < 0 { return .failure(UniFlowError(.callback, "\(name): the via callback failed (returned \(result))")) }
+        guard target >= 0 else { return .success(nil) }
+        if let failure = via.lastBecomeFailure { return .failure(failure) }
+        if let became = via.became { return .success(became) }
+        if action.payload == nil && !stateSlot(target, of: feature).isAuto {
+            return .failure(UniFlowError(.rejected, "\(name).\(stateName(target, feature: action.feature)) has required fields and the via callback did not become a payload"))
+        }
+        return .success(nil)
+    }
+
+    /// `uf_context_become`: checks the payload against the state being entered.
+    func become(_ record: ViaContextRecord, payload text: UnsafePointer<CChar>) throws(UniFlowError) {
+        guard record.target >= 0 else {
+            throw UniFlowError(.misuse, "uf_context_become is not allowed on a trigger or a deinitialization")
+        }
+        do throws(UniFlowError) {
+            let json = try JSONParser.parse(text)
+            guard let object = json.objectValue else {
+                throw UniFlowError(.schema, "\(featureName(record.feature)).\(stateName(record.target, feature: record.feature)): payload must be an object, got \(json.kindName)")
+            }
+            let definition = definitions[Int(record.feature)]
+            via.became = try definition.states[Int(record.target)].checkPayload(object, feature: definition.name)
+            via.lastBecomeFailure = nil
+        } catch {
+            via.lastBecomeFailure = error.status == .invalidJSON ? UniFlowError(.schema, error.message) : error
+            throw error
+        }
+    }
+
+    /// `uf_context_payload_json`: the current payload's text, kept until the callback returns.
+    func contextPayloadText(_ record: ViaContextRecord) -> UnsafePointer<CChar>? {
+        guard record.state >= 0 else { return nil }
+        if let text = via.payloadText { return UnsafePointer(text) }
+        let payload = hot.features[Int(record.feature)].hasPayload ? payloads[Int(record.feature)] : nil
+        via.payloadText = strdup(JSONValue.object(payload ?? JSONObject()).jsonText)
+        return via.payloadText.map { UnsafePointer($0) }
+    }
+}

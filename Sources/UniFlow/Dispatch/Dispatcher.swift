@@ -1,0 +1,206 @@
+import CUniFlow
+import Glibc
+import Synchronization
+
+/// Owns the GlobalModel, the registered feature definitions, the subscriptions and
+/// the queue of actions. Nothing outside can change the model except by submitting
+/// actions.
+///
+/// One dispatcher processes one action at a time, on the thread that submitted it,
+/// holding `mutex` for the whole cascade (callbacks included). Calls from that
+/// thread while it processes are re-entrant: submits are queued, everything else
+/// acts at once. Calls from other threads wait for the mutex.
+public final class Dispatcher {
+    let options: DispatcherOptions
+
+    // A pthread mutex allocated once and never moved: `Mutex` draws false
+    // positives from ThreadSanitizer on Linux (shared/FACTS.md).
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The processing thread's id, 0 when idle. Read without the mutex to detect
+    /// re-entrant calls: another thread can only ever read 0 or a foreign id.
+    private let owner = Atomic<UInt>(0)
+
+    var hot = HotStorage()
+    /// Registration order; `definitions[i]` describes `hot.features[i]`.
+    var definitions: [FeatureDefinition] = []
+    /// The payload of each feature whose `FeatureSlot.hasPayload` is set.
+    var payloads: [JSONObject?] = []
+    /// Applied mutations so far (the `seq` of the last one).
+    var seq: UInt64 = 0
+
+    var nextSubscriptionID: UInt64 = 1
+    var subscriptionSlots: [UInt64: Int32] = [:]
+    var freeSubscriptionSlots: [Int32] = []
+    /// Subscriptions ended during a notification, removed from their lists after it.
+    var pendingRemovals: [Int32] = []
+    var notifyingDepth = 0
+
+    var queue = ActionQueue()
+    var cascade = CascadeState()
+    var reporter: CustomReporter?
+    /// The reporter being called, so that replacing it from inside itself defers its release.
+    var reporterRunning = false
+    var retiredReporters: [CustomReporter] = []
+    /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
+    var closing = false
+
+    /// Host handlers by name (`uf_register_handler`).
+    var handlers: [String: HostHandler] = [:]
+    /// Model bindings by owner feature, in declaration order.
+    var modelBindings: [[ActiveBinding]] = []
+    /// For each feature, the bindings whose filter names it (owner order).
+    var bindingWatchers: [[BindingReference]] = []
+    /// Bindings whose filter is `AnyMutation`.
+    var anyBindingWatchers: [BindingReference] = []
+    /// What `uf_binding_call_*` reads while a handler runs.
+    var handlerCall = HandlerCallScratch()
+
+    /// Where applied mutations are written (option `journal`).
+    var journal: Journal?
+
+    /// What accessors read while a mutation is being delivered.
+    var delivery = MutationDelivery()
+    /// What `uf_context_*` reads and `uf_context_become` writes while a via runs.
+    var via = ViaScratch()
+
+    public init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
+        self.options = options
+        if let path = options.journal {
+            journal = try Journal(path: path, sync: options.journalSync)
+            hot.journaling = true
+        }
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        delivery.reset()
+        via.reset()
+        hot.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// The opaque handle C sees for this dispatcher.
+    var handle: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// True on the thread that is processing an action of this dispatcher
+    /// (inside any of its callbacks).
+    @inline(__always)
+    var isProcessingOnCurrentThread: Bool {
+        owner.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    /// Runs `body` with the dispatcher to itself: at once when called from one of
+    /// its callbacks, otherwise after taking the mutex. A call that takes the mutex
+    /// also processes whatever its callbacks queued before it returns.
+    @inline(__always)
+    func exclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        if isProcessingOnCurrentThread { return try body() }
+        pthread_mutex_lock(mutex)
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        defer {
+            if !queue.isEmpty { drainQueue() }
+            cascade = CascadeState()
+            owner.store(0, ordering: .relaxed)
+            pthread_mutex_unlock(mutex)
+        }
+        return try body()
+    }
+
+    /// Releases every subscription and the reporter, calling each `payload_free`
+    /// once. Refused (`UF_EMISUSE`) from inside the dispatcher's own callbacks.
+    func close() throws(UniFlowError) {
+        if isProcessingOnCurrentThread {
+            throw UniFlowError(.misuse, "uf_dispatcher_free called from inside one of the dispatcher's callbacks; free it after the outer call returns")
+        }
+        try exclusive { () throws(UniFlowError) in
+            closing = true
+            for i in 0..<hot.subscriptions.count where hot.subscriptions[i].alive {
+                hot.subscriptions.pointer(i).pointee.alive = false
+                releasePayload(ofSubscription: Int32(i))
+            }
+            while !queue.isEmpty {
+                queue.popFirst()?.via?.release()
+            }
+            if let old = reporter {
+                reporter = nil
+                old.release()
+            }
+            for handler in handlers.values.sorted(by: { $0.name < $1.name }) { handler.release() }
+            handlers.removeAll()
+        }
+    }
+
+    // MARK: Registration
+
+    /// Validates and registers definitions all or nothing.
+    func register(_ json: JSONValue) throws(UniFlowError) {
+        let parsed = try DefinitionParser.parse(json)
+        for (i, definition) in parsed.enumerated() {
+            if featureIndex(named: definition.name) != nil {
+                throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already registered")
+            }
+        }
+        let bindings = try prepareBindings(for: parsed)
+        // Every feature first: a binding may watch a feature later in the same call.
+        for definition in parsed { install(definition) }
+        for list in bindings { installBindings(list) }
+        if hot.journaling { journalRegistration() }
+    }
+
+    private func install(_ definition: FeatureDefinition) {
+        let index = Int32(hot.features.count)
+        let stateBase = Int32(hot.states.count)
+        var transitionBase: Int32 = -1
+        if let transitions = definition.transitions {
+            let count = definition.states.count
+            transitionBase = Int32(hot.transitionBits.count * 64)
+            let words = (count * count + 63) / 64
+            for _ in 0..<words { hot.transitionBits.append(0) }
+            for (from, targets) in transitions.enumerated() {
+                for into in targets {
+                    let bit = Int(transitionBase) + from * count + into
+                    hot.transitionBits[bit >> 6] |= 1 << UInt64(bit & 63)
+                }
+            }
+        }
+        let name = CName(definition.name)
+        hot.names.insert(name, scope: -1, value: index)
+        for (s, state) in definition.states.enumerated() {
+            let stateName = CName(state.name)
+            hot.names.insert(stateName, scope: index, value: Int32(s))
+            hot.states.append(StateSlot(name: stateName, isAuto: state.isAuto, hasFields: !state.fields.isEmpty,
+                                        isInitial: definition.allowsInitialization(into: s)))
+        }
+        hot.features.append(FeatureSlot(stateBase: stateBase, stateCount: Int32(definition.states.count),
+                                        transitionBase: transitionBase, name: name))
+        definitions.append(definition)
+        payloads.append(nil)
+        modelBindings.append([])
+        bindingWatchers.append([])
+    }
+
+    // MARK: Names
+
+    func featureIndex(named name: String) -> Int32? {
+        let index = name.withCString { hot.names.find($0, scope: -1) }
+        return index < 0 ? nil : index
+    }
+
+    func stateIndex(named name: String, feature: Int32) -> Int32? {
+        let index = name.withCString { hot.names.find($0, scope: feature) }
+        return index < 0 ? nil : index
+    }
+
+    func featureName(_ feature: Int32) -> String { definitions[Int(feature)].name }
+
+    func stateName(_ state: Int32, feature: Int32) -> String {
+        definitions[Int(feature)].states[Int(state)].name
+    }
+
+    @inline(__always)
+    func stateSlot(_ state: Int32, of feature: FeatureSlot) -> StateSlot {
+        hot.states[Int(feature.stateBase + state)]
+    }
+}
