@@ -18,11 +18,12 @@ import Testing
     @Test func initializeViaBecomesThePayload() {
         let h = harness()
         let freed = FreeCounter()
-        #expect(h.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#, freed: freed) { ctx in
+        let status = h.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#, freed: freed) { ctx in
             #expect(String(cString: uf_context_feature(ctx)) == "Toggle")
             #expect(uf_context_payload_json(ctx) == nil)
             return 0
-        } == UF_OK)
+        }
+        #expect(status == UF_OK)
         #expect(freed.count == 1)
     }
 
