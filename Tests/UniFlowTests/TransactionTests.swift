@@ -1,0 +1,199 @@
+import CUniFlow
+import Glibc
+import Testing
+@testable import UniFlow
+
+/// Batches, snapshots and journals (SPEC 10).
+@Suite struct Transactions {
+    @Test func aBatchWhoseThirdActionIsRejectedChangesNothingAndNotifiesNobody() {
+        let h = Harness(Seeds.fileDownloading, Seeds.toggle)
+        h.captureReports()
+        let recorder = h.record()
+        let status = uf_submit_batch(h.d, """
+        [{"kind":"initialize","feature":"Toggle","into":"Off"},
+         {"kind":"initialize","feature":"FileDownloading","into":"Starting"},
+         {"kind":"transition","feature":"FileDownloading","from":"InProgress","into":"Completed"}]
+        """)
+        #expect(status == UF_REJECTED)
+        #expect(h.lastError == "batch[2]: FileDownloading is in state Starting, not InProgress")
+        #expect(h.state == "{}")
+        #expect(recorder.mutations.isEmpty)
+        #expect(h.reports.count == 1)
+        #expect(h.reports[0].hasPrefix(#"{"event":"rejected","action":{"kind":"transition","feature":"FileDownloading""#))
+        // seq did not advance: the next mutation is the first.
+        h.submit(#"{"kind":"initialize","feature":"Toggle","into":"Off"}"#)
+        #expect(recorder.mutations[0].hasPrefix(#"{"seq":1,"#))
+    }
+
+    @Test func aSuccessfulBatchIsAnnouncedInOrderAgainstTheCommittedModel() {
+        let h = Harness(Seeds.fileDownloading, Seeds.toggle)
+        var seen: [String] = []
+        h.subscribe(nil) { m in
+            var out: UnsafeMutablePointer<CChar>?
+            uf_state_get(uf_mutation_dispatcher(m), &out)
+            seen.append("\(uf_mutation_seq(m)) \(String(cString: out!))")
+            uf_free(out)
+            return 0
+        }
+        #expect(uf_submit_batch(h.d, """
+        [{"kind":"initialize","feature":"Toggle","into":"Off"},
+         {"kind":"transition","feature":"Toggle","into":"On"}]
+        """) == UF_OK)
+        let final = #"{"Toggle":{"state":"On","payload":{}}}"#
+        #expect(seen == ["1 \(final)", "2 \(final)"])
+    }
+
+    @Test func batchInputErrorsNameTheIndex() {
+        let h = Harness(Seeds.toggle)
+        #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Toggle","into":"Off"},{"kind":"initialize","feature":"Nope","into":"Off"}]"#) == UF_ENOTFOUND)
+        #expect(h.lastError == "batch[1]: unknown feature 'Nope'")
+        #expect(uf_submit_batch(h.d, #"{"kind":"initialize"}"#) == UF_ESCHEMA)
+        #expect(h.state == "{}")
+    }
+
+    @Test func batchesRestoresAndReplaysAreRefusedInsideCallbacks() {
+        let h = Harness(Seeds.toggle)
+        var statuses: [Int32] = []
+        h.subscribe(nil) { m in
+            let d = uf_mutation_dispatcher(m)
+            statuses.append(uf_submit_batch(d, "[]"))
+            statuses.append(uf_state_restore(d, "{}"))
+            statuses.append(uf_replay_file(d, "/dev/null"))
+            return 0
+        }
+        h.submit(#"{"kind":"initialize","feature":"Toggle","into":"Off"}"#)
+        #expect(statuses == [UF_EMISUSE, UF_EMISUSE, UF_EMISUSE])
+    }
+
+    @Test func aSnapshotRestoresExactlyOnAFreshDispatcher() {
+        let source = Harness(Seeds.fileDownloading, Seeds.main)
+        source.submit(#"{"kind":"initialize","feature":"FileDownloading","into":"Starting"}"#)
+        source.submit(#"{"kind":"transition","feature":"FileDownloading","into":"Failed","payload":{"reason":"disk"}}"#)
+        source.submit(#"{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":7}}"#)
+        let snapshot = source.state
+        let copy = Harness(Seeds.fileDownloading, Seeds.main)
+        let recorder = copy.record()
+        #expect(uf_state_restore(copy.d, snapshot) == UF_OK)
+        #expect(copy.state == snapshot)
+        #expect(recorder.mutations.isEmpty)
+    }
+
+    @Test func anInvalidRestoreChangesNothing() {
+        let h = Harness(Seeds.fileDownloading)
+        h.submit(#"{"kind":"initialize","feature":"FileDownloading","into":"Starting"}"#)
+        let before = h.state
+        #expect(uf_state_restore(h.d, #"{"FileDownloading":{"state":"Nope","payload":{}}}"#) == UF_ENOTFOUND)
+        #expect(h.lastError == "unknown state 'Nope' of feature FileDownloading")
+        #expect(uf_state_restore(h.d, #"{"FileDownloading":{"state":"InProgress","payload":{"progress":"x"}}}"#) == UF_ESCHEMA)
+        #expect(uf_state_restore(h.d, "[]") == UF_ESCHEMA)
+        #expect(h.state == before)
+    }
+
+    private func temporaryPath(_ name: String) -> String {
+        "/tmp/uniflow-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max)).jsonl"
+    }
+
+    @Test func aJournalReplaysToTheSameModel() throws {
+        let path = temporaryPath("journal")
+        defer { unlink(path) }
+        let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.main, Seeds.toggle)
+        writer.submit(#"{"kind":"initialize","feature":"Main","into":"Main"}"#) { ctx in uf_context_become(ctx, #"{"val":41}"#) }
+        writer.submit(#"{"kind":"actualize","feature":"Main","in":"Main","payload":{"val":42}}"#)
+        writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        writer.submit(#"{"kind":"deinitialize","feature":"Toggle"}"#)
+        let expected = writer.state
+        let reader = Harness(Seeds.main, Seeds.toggle)
+        let recorder = reader.record()
+        #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
+        #expect(reader.state == expected)
+        #expect(recorder.mutations.isEmpty)
+    }
+
+    @Test func aJournalCutAtEveryOffsetOfItsLastLineReplaysThePrefix() throws {
+        let path = temporaryPath("cut")
+        defer { unlink(path) }
+        do {
+            let writer = Harness(options: #"{"journal":"\#(path)","journal_sync":true}"#, Seeds.main)
+            writer.submit(#"{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":1}}"#)
+            writer.submit(#"{"kind":"actualize","feature":"Main","in":"Main","payload":{"val":2}}"#)
+        }
+        let bytes = try #require(readAll(path))
+        let lastLineStart = bytes.dropLast().lastIndex(of: UInt8(ascii: "\n"))! + 1
+        for cut in lastLineStart..<bytes.count {
+            let partial = temporaryPath("partial")
+            defer { unlink(partial) }
+            writeAll(partial, Array(bytes[0..<cut]))
+            let reader = Harness(Seeds.main)
+            reader.captureReports()
+            #expect(uf_replay_file(reader.d, partial) == UF_OK)
+            #expect(reader.state == #"{"Main":{"state":"Main","payload":{"val":1}}}"#)
+            #expect(reader.reports.count == (cut == lastLineStart ? 0 : 1))
+        }
+    }
+
+    @Test func aJournalOfOtherDefinitionsIsRefused() {
+        let path = temporaryPath("other")
+        defer { unlink(path) }
+        do {
+            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        }
+        let reader = Harness(Seeds.main, Seeds.toggle)
+        #expect(uf_replay_file(reader.d, path) == UF_ESCHEMA)
+        #expect(reader.lastError.contains("was written for other definitions"))
+        #expect(reader.state == "{}")
+        #expect(uf_replay_file(reader.d, "/nonexistent.jsonl") == UF_EIO)
+    }
+
+    @Test func aCorruptLineFailsTheWholeReplay() {
+        let path = temporaryPath("corrupt")
+        defer { unlink(path) }
+        do {
+            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        }
+        var bytes = readAll(path)!
+        bytes += Array(#"{"seq":2,"feature":"Toggle","kind":"transition","state":"Nope","payload":{}}"#.utf8) + [10]
+        bytes += Array(#"{"seq":3,"feature":"Toggle","kind":"transition","state":"Off","payload":{}}"#.utf8) + [10]
+        writeAll(path, bytes)
+        let reader = Harness(Seeds.toggle)
+        #expect(uf_replay_file(reader.d, path) == UF_ENOTFOUND)
+        #expect(reader.lastError.contains("line 3"))
+        #expect(reader.state == "{}")
+    }
+
+    @Test func reopeningAJournalCutsATornLineAndAppends() {
+        let path = temporaryPath("reopen")
+        defer { unlink(path) }
+        do {
+            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        }
+        writeAll(path, readAll(path)! + Array(#"{"seq":2,"feat"#.utf8))
+        do {
+            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"Off"}"#)
+        }
+        let reader = Harness(Seeds.toggle)
+        #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
+        #expect(reader.state == #"{"Toggle":{"state":"Off","payload":{}}}"#)
+    }
+}
+
+func readAll(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        bytes += chunk[0..<n]
+        if n < chunk.count { return bytes }
+    }
+}
+
+func writeAll(_ path: String, _ bytes: [UInt8]) {
+    let file = fopen(path, "wb")!
+    _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    fclose(file)
+}
