@@ -40,35 +40,43 @@ extension Dispatcher {
             lines.removeLast()
             if !last.isEmpty { tornLine = lines.count + 1 }
         }
-        var model = ModelSnapshot(of: self)
+        // Parse every line first: the fingerprint is checked before anything is
+        // applied, so a journal of other definitions gets that message, not the
+        // first unknown name.
+        var objects: [JSONObject] = []
         var lastFingerprint: String? = nil
-        var lastSeq: UInt64 = 0
         for (i, line) in lines.enumerated() {
-            let where_ = "\(name): line \(i + 1)"
             do throws(UniFlowError) {
                 guard let object = try JSONParser.parse(line).objectValue else {
                     throw UniFlowError(.schema, "a journal line must be an object")
                 }
-                if let fp = object["fingerprint"]?.stringValue, object["uniflow_journal"] != nil {
-                    lastFingerprint = fp
-                    if i == 0 { model.clear() }
-                } else if let restored = object["restore"] {
-                    guard lastFingerprint != nil else { throw UniFlowError(.schema, "no journal header before this line") }
-                    model = try validatedModel(restored)
-                    if case .int(let s) = object["seq"] ?? .null { lastSeq = UInt64(max(s, 0)) }
-                } else {
-                    guard lastFingerprint != nil else { throw UniFlowError(.schema, "not a uniflow journal (no header line)") }
-                    try model.apply(journalLine: object, on: self)
-                    if case .int(let s) = object["seq"] ?? .null { lastSeq = UInt64(max(s, 0)) }
-                }
+                if object["uniflow_journal"] != nil, let fp = object["fingerprint"]?.stringValue { lastFingerprint = fp }
+                objects.append(object)
             } catch {
-                throw error.prefixed(where_)
+                throw error.prefixed("\(name): line \(i + 1)")
             }
         }
-        guard let lastFingerprint else { throw UniFlowError(.schema, "\(name): not a uniflow journal (no header line)") }
+        guard let lastFingerprint, objects.first?["uniflow_journal"] != nil else {
+            throw UniFlowError(.schema, "\(name): not a uniflow journal (no header line)")
+        }
         let mine = fingerprint(of: definitions)
         guard lastFingerprint == mine else {
             throw UniFlowError(.schema, "\(name): the journal was written for other definitions (fingerprint \(lastFingerprint), this dispatcher has \(mine))")
+        }
+        var model = ModelSnapshot(of: self)
+        model.clear()
+        var lastSeq: UInt64 = 0
+        for (i, object) in objects.enumerated() where object["uniflow_journal"] == nil {
+            do throws(UniFlowError) {
+                if let restored = object["restore"] {
+                    model = try validatedModel(restored)
+                } else {
+                    try model.apply(journalLine: object, on: self)
+                }
+                if case .int(let s) = object["seq"] ?? .null { lastSeq = UInt64(max(s, 0)) }
+            } catch {
+                throw error.prefixed("\(name): line \(i + 1)")
+            }
         }
         install(model)
         seq = max(seq, lastSeq)
