@@ -1,0 +1,304 @@
+/// Draws registered features as Graphviz DOT (SPEC 10, FlowKit's graphs): one
+/// cluster per feature, its states as nodes, its declared transitions as edges, and
+/// its model bindings as dashed edges labelled with their scenario.
+///
+/// Pure: it reads definitions and bindings and returns text; the same input always
+/// gives the same bytes (registration order, declaration order, sorted indices).
+///
+/// What is drawn, and why:
+/// * A feature is `subgraph cluster_<Feature>`; a state is the node `"Feature.State"`
+///   labelled with the state's name. Names are identifiers (SPEC 2), so
+///   `cluster_<Feature>` is a valid bare DOT id and `"Feature.State"` never
+///   collides with the helper nodes, whose ids hold a `#`.
+/// * `initial` states have a double border and an edge from the feature's entry
+///   point (a dot). Without `initial` every state may be entered first: no entry
+///   point, and the cluster label says "any initial state".
+/// * Without `transitions` every pair is allowed: drawing the complete graph would
+///   bury the bindings, so no edges are drawn and the label says "any transition".
+/// * A binding's edge starts at the state its `when` filter names (the state entered
+///   for `TransitionBetween<F.A,F.B>`, the state left for `…From` forms), or at the
+///   feature's cluster when the filter names none, or at an "any mutation" node for
+///   `AnyMutation`. It ends at each feature its `then.submit` templates act on: the
+///   literal `into` state (`in` for an actualize), else the feature's cluster; at a
+///   "computed feature" node when the feature is a `{"$": rule}`; and at a node for
+///   the host handler when the binding has `then.call`.
+/// * When only one feature is drawn, its own bindings are drawn, and states of
+///   other features they touch appear as dashed nodes named `Feature.State`.
+struct DOTGraph {
+    /// In registration order.
+    var definitions: [FeatureDefinition]
+    /// `bindings[i]` are the model bindings `definitions[i]` declares, in order.
+    var bindings: [[BindingDefinition]]
+
+    /// Binding labels are wrapped at about this many characters per line.
+    static let labelWidth = 28
+
+    /// Where a binding edge starts or ends.
+    enum Endpoint: Hashable {
+        case state(feature: Int, state: Int)
+        /// The feature as a whole (its cluster).
+        case feature(Int)
+        /// `AnyMutation`.
+        case anyMutation
+        /// A template whose feature is computed by a rule.
+        case computedFeature
+        /// A template naming a feature that is not registered.
+        case unknownFeature(String)
+        /// A host handler called by `then.call`.
+        case handler(String)
+    }
+
+    /// The DOT text for every feature (`only` nil) or for one.
+    func render(only: Int? = nil) -> String {
+        let drawn = only.map { [$0] } ?? Array(definitions.indices)
+        var out = "digraph uniflow {\n"
+        out += "  graph [rankdir=LR, compound=true, fontname=\"Helvetica\", fontsize=12, nodesep=0.3, ranksep=0.45];\n"
+        out += "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=11];\n"
+        out += "  edge [fontname=\"Helvetica\", fontsize=9];\n"
+        for f in drawn { out += cluster(f) }
+
+        // Binding edges, with the helper and foreign nodes they need declared first.
+        var declared = Set<Endpoint>()
+        var nodes = ""
+        var edges = ""
+        let inDrawing = Set(drawn)
+        for owner in drawn {
+            for binding in bindings[owner] {
+                let source = source(of: binding.when)
+                var heads: [Endpoint] = []
+                for target in targets(of: binding) where !heads.contains(target) { heads.append(target) }
+                if heads.isEmpty { continue }  // `"submit": []` and no call: acts on nothing
+                for endpoint in [source] + heads where !declared.contains(endpoint) {
+                    declared.insert(endpoint)
+                    nodes += declaration(of: endpoint, inDrawing: inDrawing)
+                }
+                // Two targets can draw the same edge (a state, and its feature anchored there).
+                var drawnEdges: [String] = []
+                for target in heads {
+                    let line = edge(from: source, to: target, binding: binding, inDrawing: inDrawing)
+                    if !drawnEdges.contains(line) { drawnEdges.append(line) }
+                }
+                edges += drawnEdges.joined()
+            }
+        }
+        if !edges.isEmpty { out += "\n" + nodes + edges }
+        return out + "}\n"
+    }
+
+    // MARK: Features
+
+    private func cluster(_ f: Int) -> String {
+        let definition = definitions[f]
+        var notes: [String] = []
+        if definition.initial == nil { notes.append("any initial state") }
+        if definition.transitions == nil { notes.append("any transition") }
+        var label = definition.name
+        if !notes.isEmpty { label += "\n(" + notes.joined(separator: ", ") + ")" }
+
+        var out = "\n  subgraph cluster_\(definition.name) {\n"
+        out += "    label=\(Self.quoted(label));\n"
+        out += "    style=rounded; color=gray40;\n"
+        if let description = definition.description { out += "    tooltip=\(Self.quoted(description));\n" }
+        let initial = definition.initial.map { $0.sorted() } ?? []
+        if !initial.isEmpty {
+            out += "    \(Self.quoted(entryID(f))) [shape=point, width=0.1, label=\"\"];\n"
+        }
+        for (s, state) in definition.states.enumerated() {
+            var attributes = ["label=\(Self.quoted(state.name))"]
+            if definition.initial?.contains(s) == true { attributes.append("peripheries=2") }
+            if let tooltip = tooltip(for: state) { attributes.append("tooltip=\(Self.quoted(tooltip))") }
+            out += "    \(Self.quoted(nodeID(f, s))) [\(attributes.joined(separator: ", "))];\n"
+        }
+        for s in initial {
+            out += "    \(Self.quoted(entryID(f))) -> \(Self.quoted(nodeID(f, s)));\n"
+        }
+        if let transitions = definition.transitions {
+            for (from, targets) in transitions.enumerated() {
+                for into in targets.sorted() {
+                    out += "    \(Self.quoted(nodeID(f, from))) -> \(Self.quoted(nodeID(f, into)));\n"
+                }
+            }
+        }
+        return out + "  }\n"
+    }
+
+    /// The state's description and fields, shown on hover in SVG output.
+    private func tooltip(for state: StateDefinition) -> String? {
+        var lines: [String] = []
+        if let description = state.description { lines.append(description) }
+        for field in state.fields {
+            var line = "\(field.name): \(field.type.rawValue)"
+            if field.optional { line += "?" }
+            if let value = field.defaultValue { line += " = \(value.jsonText)" }
+            lines.append(line)
+        }
+        return lines.isEmpty ? nil : lines.joined(separator: "\n")
+    }
+
+    private func nodeID(_ f: Int, _ s: Int) -> String {
+        "\(definitions[f].name).\(definitions[f].states[s].name)"
+    }
+
+    private func entryID(_ f: Int) -> String { "\(definitions[f].name)#entry" }
+
+    // MARK: Bindings
+
+    private func featureIndex(_ name: String?) -> Int? {
+        guard let name else { return nil }
+        return definitions.firstIndex { $0.name == name }
+    }
+
+    private func state(_ name: String?, of f: Int) -> Endpoint {
+        guard let name, let s = definitions[f].stateIndex(named: name) else { return .feature(f) }
+        return .state(feature: f, state: s)
+    }
+
+    /// The mutation a filter waits for, as a place in the drawing.
+    func source(of filter: FilterExpression) -> Endpoint {
+        // Registration resolved every name of a filter; a miss would be a core bug,
+        // drawn as the "any mutation" node rather than trapping.
+        guard let f = featureIndex(filter.feature) else { return .anyMutation }
+        switch filter.form {
+        case .anyMutation:
+            return .anyMutation
+        case .anyMutationOf, .anyUpdateOf, .anySettingOf, .initialization, .actualization, .transition,
+             .deinitialization:
+            return .feature(f)
+        case .settingInto, .initializationInto, .actualizationIn, .transitionInto, .transitionFrom,
+             .deinitializationFrom:
+            return state(filter.state, of: f)
+        case .transitionBetween:
+            return state(filter.secondState, of: f)
+        }
+    }
+
+    /// What a binding acts on: its templates' features (and states), then its handler.
+    func targets(of binding: BindingDefinition) -> [Endpoint] {
+        var result: [Endpoint] = []
+        if let handler = binding.thenCall { result.append(.handler(handler)) }
+        for template in binding.thenSubmit {
+            guard let object = template.objectValue else { continue }
+            guard let name = object["feature"]?.stringValue else {
+                result.append(.computedFeature)
+                continue
+            }
+            guard let f = featureIndex(name) else {
+                result.append(.unknownFeature(name))
+                continue
+            }
+            switch object["kind"]?.stringValue {
+            case "initialize", "transition": result.append(state(object["into"]?.stringValue, of: f))
+            case "actualize": result.append(state(object["in"]?.stringValue, of: f))
+            default: result.append(.feature(f))
+            }
+        }
+        return result
+    }
+
+    /// The node an endpoint is drawn as, and the cluster whose border the edge
+    /// should be clipped at (feature-level endpoints of drawn features).
+    private func node(of endpoint: Endpoint, inDrawing: Set<Int>) -> (id: String, cluster: String?) {
+        switch endpoint {
+        case .state(let f, let s):
+            return (nodeID(f, s), nil)
+        case .feature(let f):
+            if inDrawing.contains(f) { return (nodeID(f, 0), "cluster_\(definitions[f].name)") }
+            return ("\(definitions[f].name)#feature", nil)
+        case .anyMutation:
+            return ("#any-mutation", nil)
+        case .computedFeature:
+            return ("#computed-feature", nil)
+        case .unknownFeature(let name):
+            return ("#unknown:\(name)", nil)
+        case .handler(let name):
+            return ("#handler:\(name)", nil)
+        }
+    }
+
+    /// Declares the nodes a binding edge needs outside the drawn clusters.
+    private func declaration(of endpoint: Endpoint, inDrawing: Set<Int>) -> String {
+        let id = Self.quoted(node(of: endpoint, inDrawing: inDrawing).id)
+        switch endpoint {
+        case .state(let f, let s):
+            guard !inDrawing.contains(f) else { return "" }
+            return "  \(id) [label=\(Self.quoted(nodeID(f, s))), style=\"rounded,dashed\"];\n"
+        case .feature(let f):
+            guard !inDrawing.contains(f) else { return "" }
+            return "  \(id) [label=\(Self.quoted(definitions[f].name)), style=dashed];\n"
+        case .anyMutation:
+            return "  \(id) [label=\"any mutation\", shape=plaintext];\n"
+        case .computedFeature:
+            return "  \(id) [label=\"computed feature\", shape=plaintext];\n"
+        case .unknownFeature(let name):
+            return "  \(id) [label=\(Self.quoted(name + "?")), shape=plaintext];\n"
+        case .handler(let name):
+            return "  \(id) [label=\(Self.quoted(name + "()")), shape=cds];\n"
+        }
+    }
+
+    private func edge(from source: Endpoint, to target: Endpoint, binding: BindingDefinition,
+                      inDrawing: Set<Int>) -> String {
+        let tail = node(of: source, inDrawing: inDrawing)
+        let head = node(of: target, inDrawing: inDrawing)
+        var attributes = ["style=dashed", "color=royalblue4", "fontcolor=royalblue4",
+                          "label=\(Self.quoted(Self.wrapped(binding.name, width: Self.labelWidth)))",
+                          "tooltip=\(Self.quoted(binding.scenario == nil ? binding.name + "." : binding.sentence))"]
+        // Clip at a cluster's border only when the other end is outside it: Graphviz
+        // ignores (and warns about) a tail or head inside the cluster it is clipped at.
+        if let cluster = tail.cluster, !endpoint(target, isInside: source) {
+            attributes.append("ltail=\(cluster)")
+        }
+        if let cluster = head.cluster, !endpoint(source, isInside: target) {
+            attributes.append("lhead=\(cluster)")
+        }
+        return "  \(Self.quoted(tail.id)) -> \(Self.quoted(head.id)) [\(attributes.joined(separator: ", "))];\n"
+    }
+
+    /// Whether `endpoint` is drawn inside the cluster of the feature-level `cluster`.
+    private func endpoint(_ endpoint: Endpoint, isInside cluster: Endpoint) -> Bool {
+        guard case .feature(let f) = cluster else { return false }
+        switch endpoint {
+        case .state(let g, _), .feature(let g): return f == g
+        default: return false
+        }
+    }
+
+    // MARK: Text
+
+    /// A DOT quoted string. Quotes and backslashes are escaped (a label's `\\` is
+    /// one backslash, so scenario text never turns into `\N`-style escapes),
+    /// newlines become `\n`, other control characters blanks.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += " "
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// Breaks text into lines of about `width` characters at blanks; a longer word
+    /// keeps its own line.
+    static func wrapped(_ text: String, width: Int) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += line.isEmpty ? String(word) : " " + word
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+}

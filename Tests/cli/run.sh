@@ -1,0 +1,131 @@
+#!/bin/sh
+# End-to-end tests of the `uniflow` command (SPEC section 10).
+#
+#   Tests/cli/run.sh BUILD_BIN_DIR           BUILD_BIN_DIR holds the built `uniflow`
+#   UPDATE=1 Tests/cli/run.sh BUILD_BIN_DIR  rewrites expected/ from what it prints now
+#
+# Each case runs the command on the fixtures of this folder (defs/, actions.jsonl)
+# and compares its exit status, stdout and stderr with expected/CASE.txt. Paths of
+# temporary files print as TMP. Exit status 0 when every case matches.
+set -u
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_BIN_DIR" >&2
+    exit 2
+fi
+bin_dir=$(cd "$1" && pwd) || exit 2
+uniflow="$bin_dir/uniflow"
+if [ ! -x "$uniflow" ]; then
+    echo "$0: no executable $uniflow" >&2
+    exit 2
+fi
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here" || exit 2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/uniflow-cli.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+failures=0
+count=0
+
+# case NAME ARGS...: runs `uniflow ARGS...` and compares with expected/NAME.txt.
+case_() {
+    name=$1
+    shift
+    count=$((count + 1))
+    "$uniflow" "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    {
+        echo "exit: $status"
+        echo "--- stdout"
+        sed "s|$tmp|TMP|g" "$tmp/out"
+        echo "--- stderr"
+        sed "s|$tmp|TMP|g" "$tmp/err"
+    } >"$tmp/actual"
+    if [ "${UPDATE:-}" = 1 ]; then
+        cp "$tmp/actual" "expected/$name.txt"
+    elif ! diff -u "expected/$name.txt" "$tmp/actual" >"$tmp/diff" 2>&1; then
+        failures=$((failures + 1))
+        echo "FAIL $name: uniflow $*"
+        cat "$tmp/diff"
+        return
+    fi
+    echo "ok   $name"
+}
+
+# check NAME CONDITION...: a check that is not an output comparison.
+check_() {
+    name=$1
+    shift
+    count=$((count + 1))
+    if "$@"; then
+        echo "ok   $name"
+    else
+        failures=$((failures + 1))
+        echo "FAIL $name"
+    fi
+}
+
+defs="defs/download.json defs/stats.json"
+
+# --- check
+case_ check_ok check $defs defs/notify.json
+case_ check_errors check defs/download.json defs/bad_type.json defs/broken.json defs/download.json \
+      defs/missing.json defs/stats.json
+quietly() { "$@" >/dev/null; }
+check_ check_examples quietly "$uniflow" check ../../examples/definitions/*.json
+
+# --- graph
+case_ graph_all graph $defs defs/notify.json
+case_ graph_feature graph $defs defs/notify.json --feature Stats
+case_ graph_unknown_feature graph $defs --feature=Nope
+case_ graph_bad_definitions graph defs/download.json defs/bad_type.json
+
+graphviz_accepts() {
+    "$uniflow" graph "$@" >"$tmp/graph.dot" || return 1
+    dot -Tsvg "$tmp/graph.dot" >"$tmp/graph.svg" 2>"$tmp/dot.err" || { cat "$tmp/dot.err"; return 1; }
+    # A warning (an ignored attribute, a bad cluster clip) is a failure too.
+    [ ! -s "$tmp/dot.err" ] || { cat "$tmp/dot.err"; return 1; }
+}
+if command -v dot >/dev/null 2>&1; then
+    check_ graph_dot_accepts_all graphviz_accepts $defs defs/notify.json
+    check_ graph_dot_accepts_feature graphviz_accepts $defs defs/notify.json --feature FileDownloading
+    check_ graph_dot_accepts_examples graphviz_accepts ../../examples/definitions/*.json
+else
+    echo "skip graph_dot_accepts_*: Graphviz's dot is not installed"
+fi
+
+# --- run (a rejection, an unknown feature and bad JSON on the way), with a journal
+case_ run run --journal "$tmp/journal.jsonl" $defs actions.jsonl
+case_ run_without_journal run $defs actions.jsonl
+case_ run_reporting_short run --reporting short $defs actions.jsonl
+
+# --- replay: the model `run` ended with
+case_ replay replay $defs "$tmp/journal.jsonl"
+# The writer died in the middle of its last line: that line is skipped.
+size=$(wc -c <"$tmp/journal.jsonl")
+head -c $((size - 20)) "$tmp/journal.jsonl" >"$tmp/torn.jsonl"
+case_ replay_torn_last_line replay $defs "$tmp/torn.jsonl"
+case_ replay_other_definitions replay $defs defs/notify.json "$tmp/journal.jsonl"
+case_ replay_missing_feature replay defs/download.json "$tmp/journal.jsonl"
+case_ replay_not_a_journal replay $defs actions.jsonl
+case_ replay_missing_journal replay $defs "$tmp/none.jsonl"
+
+# --- help and usage errors
+case_ help --help
+case_ help_command help run
+case_ check_help check --help
+case_ graph_help graph -h
+case_ run_help run --help
+case_ replay_help replay --help
+case_ usage_no_command
+case_ usage_unknown_command frobnicate
+case_ usage_unknown_option run --bogus $defs actions.jsonl
+case_ usage_check_without_files check
+case_ usage_run_without_actions run defs/download.json
+case_ usage_feature_without_value graph $defs --feature
+case_ usage_bad_reporting run --reporting loud $defs actions.jsonl
+check_ version sh -c '"$1" --version | grep -q "^uniflow [0-9]"' sh "$uniflow"
+
+echo "$((count - failures)) of $count passed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,576 @@
+/*
+ * uniflow — check, draw, run and replay libuniflow feature definitions from the
+ * command line (SPEC section 10). A thin program over the public C API: every
+ * decision about definitions, actions and journals is the library's.
+ *
+ *   uniflow check DEFS...
+ *   uniflow graph DEFS... [--feature F]
+ *   uniflow run [--journal PATH] [--reporting LEVEL] DEFS... ACTIONS.jsonl
+ *   uniflow replay DEFS... JOURNAL
+ *
+ * Exit status: 0 success, 1 a definition, action, journal or file failed,
+ * 2 a usage error.
+ *
+ * Definition files are registered in the order given, into one dispatcher per
+ * command, so that `check` accepts exactly what `run` and `graph` accept (a binding
+ * may watch a feature of an earlier file; a feature name may not repeat).
+ *
+ * Handlers: a binding that names a host handler ({"call": "name"}) can only be
+ * registered once a handler of that name exists, and a command-line tool has no
+ * host code. The tool registers a placeholder for every handler the definitions
+ * name: `check`, `graph` and `replay` never run it (nothing is submitted, or a
+ * replay runs no bindings); under `run` it fails its binding (reported as
+ * binding_rejected with UF_ECALLBACK, visible with --reporting).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "uniflow.h"
+
+#define EXIT_USAGE 2
+
+/* ------------------------------------------------------------------------------
+ * Help texts
+ * ------------------------------------------------------------------------------ */
+
+static const char overall_usage[] =
+    "usage: uniflow <command> [options] [arguments]\n"
+    "\n"
+    "Check, draw, run and replay libuniflow feature definitions (JSON files).\n"
+    "\n"
+    "commands:\n"
+    "  check DEFS...                   validate definition files\n"
+    "  graph DEFS... [--feature F]     print the features as Graphviz DOT\n"
+    "  run DEFS... ACTIONS.jsonl       submit actions, print every mutation\n"
+    "  replay DEFS... JOURNAL          print the model a journal ends with\n"
+    "  help [COMMAND]                  show this help, or a command's\n"
+    "\n"
+    "options:\n"
+    "  -h, --help                      show help (also after a command)\n"
+    "  --version                       print the versions of the tool and library\n"
+    "\n"
+    "Definition files are registered in the order given. Exit status: 0 success,\n"
+    "1 a definition, action, journal or file failed, 2 a usage error.\n";
+
+static const char check_usage[] =
+    "usage: uniflow check DEFS...\n"
+    "\n"
+    "Registers each definition file, in order, into one fresh dispatcher and reports\n"
+    "\"FILE: ok\" on stdout or \"FILE: PATH: MESSAGE\" on stderr, e.g.\n"
+    "  defs/a.json: features[0].states.X.fields.y: unknown type 'nubmer'\n"
+    "A file that fails is not registered; the files after it are still checked.\n"
+    "\n"
+    "Exit status: 0 if every file is valid, 1 otherwise, 2 on a usage error.\n";
+
+static const char graph_usage[] =
+    "usage: uniflow graph DEFS... [--feature F]\n"
+    "\n"
+    "Prints the registered features as Graphviz DOT on stdout: states as nodes\n"
+    "(initial states with a double border), declared transitions as edges, model\n"
+    "bindings as dashed edges labelled with their scenario. Render it with e.g.\n"
+    "  uniflow graph defs/*.json | dot -Tpng > graph.png\n"
+    "\n"
+    "options:\n"
+    "  --feature F    draw only feature F (and its bindings)\n"
+    "\n"
+    "Exit status: 0 on success, 1 if a file or the feature is bad, 2 on a usage error.\n";
+
+static const char run_usage[] =
+    "usage: uniflow run [--journal PATH] [--reporting LEVEL] DEFS... ACTIONS.jsonl\n"
+    "\n"
+    "Registers the definitions, then submits each non-empty line of ACTIONS.jsonl (one\n"
+    "action as JSON per line). Every mutation, including those made by bindings, is\n"
+    "printed on stdout as one JSON line. An action that fails is reported on stderr as\n"
+    "  ACTIONS.jsonl:LINE: UF_REJECTED: message\n"
+    "and the following lines are still submitted.\n"
+    "\n"
+    "options:\n"
+    "  --journal PATH     journal every registration and mutation to PATH (JSON\n"
+    "                     lines, appended to); replay it with `uniflow replay`\n"
+    "  --reporting LEVEL  none (default), short or verbose: the library's reports\n"
+    "                     (bindings included) on stderr\n"
+    "\n"
+    "Exit status: 0 if every action was applied, 1 otherwise, 2 on a usage error.\n";
+
+static const char replay_usage[] =
+    "usage: uniflow replay DEFS... JOURNAL\n"
+    "\n"
+    "Registers the definitions (the same files, in the same order, as the run that\n"
+    "wrote the journal), installs the journal's mutations and prints the resulting\n"
+    "model as JSON on stdout. A torn last line (a writer that crashed) is skipped\n"
+    "with a note on stderr; any other bad line fails the replay.\n"
+    "\n"
+    "Exit status: 0 on success, 1 if a file or the journal is bad, 2 on a usage error.\n";
+
+/* ------------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------------ */
+
+/* The help of the command being run (the overall help until one is chosen), for
+ * usage errors. */
+static const char *current_usage = overall_usage;
+static const char *current_name = "uniflow";
+
+/* Prints "uniflow: <problem>", the usage line of the current help text and where
+ * to read more; returns EXIT_USAGE. */
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("uniflow: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    fwrite(current_usage, 1, strcspn(current_usage, "\n") + 1, stderr);
+    fprintf(stderr, "Try '%s --help' for more information.\n", current_name);
+    return EXIT_USAGE;
+}
+
+/* Reads a whole file as a NUL-terminated string (NULL, with *message set, on
+ * failure). A NUL byte inside the file would cut the text short unseen, so it is
+ * an error of its own. */
+static char *read_file(const char *path, const char **message) {
+    static char why[128];
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        *message = strerror(errno);
+        return NULL;
+    }
+    size_t size = 0, capacity = 4096;
+    char *text = malloc(capacity);
+    for (;;) {
+        if (text == NULL) {
+            fclose(file);
+            *message = "out of memory";
+            return NULL;
+        }
+        size += fread(text + size, 1, capacity - size - 1, file);
+        if (size < capacity - 1) break;
+        capacity *= 2;
+        char *bigger = realloc(text, capacity);
+        if (bigger == NULL) free(text);
+        text = bigger;
+    }
+    int failed = ferror(file);
+    int error = errno;
+    fclose(file);
+    if (failed) {
+        free(text);
+        *message = strerror(error);
+        return NULL;
+    }
+    text[size] = '\0';
+    if (strlen(text) != size) {
+        size_t line = 1;
+        for (const char *c = text; *c; c++) line += *c == '\n';
+        snprintf(why, sizeof why, "line %zu: contains a NUL byte", line);
+        free(text);
+        *message = why;
+        return NULL;
+    }
+    return text;
+}
+
+/* Appends `text` as a JSON string (quotes included) to buf; 0 if it does not fit. */
+static int json_string(char *buf, size_t size, const char *text) {
+    size_t n = 0;
+#define PUT(ch) do { if (n + 1 >= size) return 0; buf[n++] = (ch); } while (0)
+    PUT('"');
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            PUT('\\');
+            PUT((char)*c);
+        } else if (*c < 0x20) {
+            char escape[8];
+            snprintf(escape, sizeof escape, "\\u%04x", *c);
+            for (const char *e = escape; *e; e++) PUT(*e);
+        } else {
+            PUT((char)*c);
+        }
+    }
+    PUT('"');
+#undef PUT
+    buf[n] = '\0';
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------
+ * Placeholder handlers (see the comment at the top)
+ * ------------------------------------------------------------------------------ */
+
+static int placeholder_handler(uf_binding_call *call, void *payload) {
+    (void)call;
+    (void)payload;
+    return -1;
+}
+
+/* The handler name of an "unknown handler 'NAME'" message, copied into name;
+ * 0 if the message is not about a handler. */
+static int unknown_handler_name(const char *message, char *name, size_t size) {
+    static const char marker[] = "unknown handler '";
+    const char *start = strstr(message, marker);
+    if (start == NULL) return 0;
+    start += sizeof marker - 1;
+    const char *end = strrchr(start, '\'');
+    if (end == NULL || (size_t)(end - start) >= size) return 0;
+    memcpy(name, start, (size_t)(end - start));
+    name[end - start] = '\0';
+    return 1;
+}
+
+/* Registers one definition file. On failure prints "FILE: message" on stderr and
+ * returns the status. */
+static int register_file(uf_dispatcher *d, const char *path) {
+    const char *why = NULL;
+    char *text = read_file(path, &why);
+    if (text == NULL) {
+        fprintf(stderr, "%s: cannot read: %s\n", path, why);
+        return UF_EIO;
+    }
+    int status;
+    for (;;) {
+        status = uf_register(d, text);
+        char name[1024];
+        if (status != UF_ENOTFOUND || !unknown_handler_name(uf_last_error(), name, sizeof name)) break;
+        /* Registration is all or nothing: add the handler and try again. A second
+         * refusal for the same name (the handler exists) ends the loop. */
+        if (uf_register_handler(d, name, placeholder_handler, NULL, NULL) != UF_OK) {
+            status = uf_register(d, text); /* brings the registration's message back */
+            break;
+        }
+    }
+    if (status != UF_OK) fprintf(stderr, "%s: %s\n", path, uf_last_error());
+    free(text);
+    return status;
+}
+
+static uf_dispatcher *new_dispatcher(const char *options_json) {
+    uf_dispatcher *d = NULL;
+    if (uf_dispatcher_new(&d, options_json) != UF_OK) {
+        fprintf(stderr, "uniflow: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+        return NULL;
+    }
+    return d;
+}
+
+/* ------------------------------------------------------------------------------
+ * Arguments: options may come anywhere after the command; "--" ends them.
+ * ------------------------------------------------------------------------------ */
+
+typedef struct arguments {
+    const char **operands;
+    int count;
+    int help;
+    const char *feature;    /* graph --feature */
+    const char *journal;    /* run --journal */
+    const char *reporting;  /* run --reporting */
+} arguments;
+
+/* An option's value: "--name=value" or "--name value". NULL when missing. */
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+    size_t length = strlen(name);
+    if (strncmp(argv[*i], name, length) != 0) return NULL;
+    if (argv[*i][length] == '=') return argv[*i] + length + 1;
+    if (argv[*i][length] != '\0') return NULL;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+static int is_option(const char *arg, const char *name) {
+    size_t length = strlen(name);
+    return strncmp(arg, name, length) == 0 && (arg[length] == '\0' || arg[length] == '=');
+}
+
+/* Parses argv[first...]; `options` lists the value options the command takes.
+ * Returns 0, or EXIT_USAGE after printing the error. */
+static int parse_arguments(int argc, char **argv, int first, const char *const *options,
+                           arguments *out) {
+    memset(out, 0, sizeof *out);
+    out->operands = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (out->operands == NULL) {
+        fputs("uniflow: out of memory\n", stderr);
+        return 1;
+    }
+    int options_done = 0;
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            out->operands[out->count++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            options_done = 1;
+            continue;
+        }
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            out->help = 1;
+            continue;
+        }
+        int known = 0;
+        for (const char *const *option = options; *option != NULL; option++) {
+            if (!is_option(arg, *option)) continue;
+            known = 1;
+            const char *value = option_value(argc, argv, &i, *option);
+            if (value == NULL || value[0] == '\0') {
+                return usage_error("option %s needs a value", *option);
+            }
+            if (strcmp(*option, "--feature") == 0) out->feature = value;
+            else if (strcmp(*option, "--journal") == 0) out->journal = value;
+            else if (strcmp(*option, "--reporting") == 0) out->reporting = value;
+        }
+        if (!known) return usage_error("unknown option '%s'", arg);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------
+ * check
+ * ------------------------------------------------------------------------------ */
+
+static int command_check(const arguments *args) {
+    if (args->count < 1) return usage_error("%s", "check needs definition files");
+    uf_dispatcher *d = new_dispatcher(NULL);
+    if (d == NULL) return 1;
+    int failed = 0;
+    for (int i = 0; i < args->count; i++) {
+        if (register_file(d, args->operands[i]) == UF_OK) {
+            printf("%s: ok\n", args->operands[i]);
+        } else {
+            failed = 1;
+        }
+    }
+    uf_dispatcher_free(d);
+    return failed;
+}
+
+/* ------------------------------------------------------------------------------
+ * graph
+ * ------------------------------------------------------------------------------ */
+
+static int command_graph(const arguments *args) {
+    if (args->count < 1) return usage_error("%s", "graph needs definition files");
+    uf_dispatcher *d = new_dispatcher(NULL);
+    if (d == NULL) return 1;
+    int status = 0;
+    for (int i = 0; i < args->count && status == 0; i++) {
+        if (register_file(d, args->operands[i]) != UF_OK) status = 1;
+    }
+    if (status == 0) {
+        char *dot = NULL;
+        if (uf_graph_dot(d, args->feature, &dot) == UF_OK) {
+            fputs(dot, stdout);
+            uf_free(dot);
+        } else {
+            fprintf(stderr, "uniflow graph: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+            status = 1;
+        }
+    }
+    uf_dispatcher_free(d);
+    return status;
+}
+
+/* ------------------------------------------------------------------------------
+ * run
+ * ------------------------------------------------------------------------------ */
+
+static int print_mutation(const uf_mutation *m, void *payload) {
+    (void)payload;
+    fputs(uf_mutation_json(m), stdout);
+    fputc('\n', stdout);
+    return UF_KEEP;
+}
+
+static int is_blank(const char *line) {
+    for (; *line; line++) {
+        if (*line != ' ' && *line != '\t' && *line != '\r' && *line != '\n') return 0;
+    }
+    return 1;
+}
+
+static int command_run(const arguments *args) {
+    if (args->count < 2) {
+        return usage_error("%s", "run needs definition files and an actions file");
+    }
+    const char *reporting = args->reporting ? args->reporting : "none";
+    if (strcmp(reporting, "none") != 0 && strcmp(reporting, "short") != 0 && strcmp(reporting, "verbose") != 0) {
+        return usage_error("unknown reporting level '%s' (none, short or verbose)", reporting);
+    }
+    char options[8192];
+    int written = snprintf(options, sizeof options, "{\"reporting\": \"%s\"", reporting);
+    if (args->journal != NULL) {
+        char path[sizeof options];
+        if (!json_string(path, sizeof path, args->journal)) {
+            fprintf(stderr, "uniflow run: journal path too long\n");
+            return 1;
+        }
+        written += snprintf(options + written, sizeof options - (size_t)written, ", \"journal\": %s", path);
+    }
+    if (written < 0 || (size_t)written + 2 > sizeof options) {
+        fprintf(stderr, "uniflow run: journal path too long\n");
+        return 1;
+    }
+    strcat(options, "}");
+
+    const char *actions_path = args->operands[args->count - 1];
+    FILE *actions = fopen(actions_path, "rb");
+    if (actions == NULL) {
+        fprintf(stderr, "%s: cannot read: %s\n", actions_path, strerror(errno));
+        return 1;
+    }
+    uf_dispatcher *d = new_dispatcher(options);
+    if (d == NULL) {
+        fclose(actions);
+        return 1;
+    }
+    int failed = 0;
+    for (int i = 0; i < args->count - 1 && !failed; i++) {
+        if (register_file(d, args->operands[i]) != UF_OK) failed = 1;
+    }
+    if (!failed && uf_subscribe(d, NULL, print_mutation, NULL, NULL, NULL) != UF_OK) {
+        fprintf(stderr, "uniflow run: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+        failed = 1;
+    }
+    if (!failed) {
+        char *line = NULL;
+        size_t capacity = 0;
+        ssize_t length;
+        unsigned long number = 0;
+        while ((length = getline(&line, &capacity, actions)) != -1) {
+            number++;
+            if ((size_t)length != strlen(line)) {
+                fflush(stdout);
+                fprintf(stderr, "%s:%lu: UF_EJSON: the line contains a NUL byte\n", actions_path, number);
+                failed = 1;
+                continue;
+            }
+            if (is_blank(line)) continue;
+            /* Without its line end, so that a JSON error's "line 1, column N" is this line's. */
+            while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) line[--length] = '\0';
+            int status = uf_submit(d, line);
+            if (status < 0) {
+                /* stdout first, so that a terminal shows the lines in order. */
+                fflush(stdout);
+                fprintf(stderr, "%s:%lu: %s: %s\n", actions_path, number, uf_status_name(status), uf_last_error());
+                failed = 1;
+            }
+        }
+        if (ferror(actions)) {
+            fprintf(stderr, "%s: cannot read: %s\n", actions_path, strerror(errno));
+            failed = 1;
+        }
+        free(line);
+    }
+    fclose(actions);
+    uf_dispatcher_free(d);
+    if (fflush(stdout) != 0) failed = 1;
+    return failed;
+}
+
+/* ------------------------------------------------------------------------------
+ * replay
+ * ------------------------------------------------------------------------------ */
+
+static int command_replay(const arguments *args) {
+    if (args->count < 2) {
+        return usage_error("%s", "replay needs definition files and a journal");
+    }
+    /* "short" reporting: the only report a replay makes is the note about a torn
+     * last line, printed by the library's reporter on stderr. */
+    uf_dispatcher *d = new_dispatcher("{\"reporting\": \"short\"}");
+    if (d == NULL) return 1;
+    int failed = 0;
+    for (int i = 0; i < args->count - 1 && !failed; i++) {
+        if (register_file(d, args->operands[i]) != UF_OK) failed = 1;
+    }
+    if (!failed && uf_replay_file(d, args->operands[args->count - 1]) != UF_OK) {
+        fprintf(stderr, "uniflow replay: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+        failed = 1;
+    }
+    if (!failed) {
+        char *model = NULL;
+        if (uf_state_get(d, &model) == UF_OK) {
+            printf("%s\n", model);
+            uf_free(model);
+        } else {
+            fprintf(stderr, "uniflow replay: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+            failed = 1;
+        }
+    }
+    uf_dispatcher_free(d);
+    return failed;
+}
+
+/* ------------------------------------------------------------------------------
+ * main
+ * ------------------------------------------------------------------------------ */
+
+typedef struct command {
+    const char *name;
+    int (*run)(const arguments *);
+    const char *usage;
+    const char *help_name;   /* "uniflow run" */
+    const char *const *options;
+} command;
+
+static const char *const no_options[] = {NULL};
+static const char *const graph_options[] = {"--feature", NULL};
+static const char *const run_options[] = {"--journal", "--reporting", NULL};
+
+static const command commands[] = {
+    {"check", command_check, check_usage, "uniflow check", no_options},
+    {"graph", command_graph, graph_usage, "uniflow graph", graph_options},
+    {"run", command_run, run_usage, "uniflow run", run_options},
+    {"replay", command_replay, replay_usage, "uniflow replay", no_options},
+};
+
+static const command *find_command(const char *name) {
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(overall_usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+        fputs(overall_usage, stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("uniflow %s (libuniflow %s)\n", UNIFLOW_VERSION, uf_version());
+        return 0;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            fputs(overall_usage, stdout);
+            return 0;
+        }
+        const command *topic = find_command(argv[2]);
+        if (topic == NULL) return usage_error("unknown command '%s'", argv[2]);
+        fputs(topic->usage, stdout);
+        return 0;
+    }
+    const command *chosen = find_command(name);
+    if (chosen == NULL) {
+        const char *problem = name[0] == '-' ? "unknown option '%s'" : "unknown command '%s'";
+        return usage_error(problem, name);
+    }
+    arguments args;
+    current_usage = chosen->usage;
+    current_name = chosen->help_name;
+    int status = parse_arguments(argc, argv, 2, chosen->options, &args);
+    if (status == 0) {
+        if (args.help) {
+            fputs(chosen->usage, stdout);
+        } else {
+            status = chosen->run(&args);
+        }
+    }
+    free(args.operands);
+    return status;
+}
