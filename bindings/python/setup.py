@@ -1,0 +1,61 @@
+"""Bundles a built libuniflow.so into the package when one is found (metadata is in
+pyproject.toml).
+
+``pip install bindings/python`` after building the library copies, first that exists,
+``$UNIFLOW_LIBRARY`` or the repository's ``build/prefix/lib``, ``build/release``,
+``.build/release`` or ``.build/debug`` library into the installed package as
+``uniflow/libuniflow.so``: the package's discovery finds it there (second, after
+``UNIFLOW_LIBRARY``). With no library built, the package installs without one and finds
+the library at run time through ``UNIFLOW_LIBRARY`` or the system's search path.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Optional
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+FOLDERS = ("build/prefix/lib", "build/release", ".build/release", ".build/debug")
+
+
+def built_library() -> Optional[Path]:
+    env = os.environ.get("UNIFLOW_LIBRARY")
+    if env:
+        return Path(env) if Path(env).exists() else None
+    for folder in FOLDERS:
+        candidate = ROOT / folder / "libuniflow.so"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+class BuildPyWithLibrary(build_py):
+    """build_py that also copies the built library into the package."""
+
+    def run(self) -> None:
+        super().run()
+        library = built_library()
+        if library is None:
+            self.announce("uniflow: no built libuniflow.so found; installing without a bundled copy", level=3)
+            return
+        target = Path(self.build_lib) / "uniflow" / "libuniflow.so"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(library.resolve(), target)  # the file, not the symlink
+        self.announce(f"uniflow: bundled {library.resolve()}", level=3)
+
+
+class BinaryDistribution(Distribution):
+    """A wheel that bundles a shared library is platform-specific."""
+
+    def has_ext_modules(self) -> bool:
+        return built_library() is not None
+
+
+setup(cmdclass={"build_py": BuildPyWithLibrary}, distclass=BinaryDistribution)

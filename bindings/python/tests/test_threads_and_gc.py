@@ -1,0 +1,148 @@
+"""Threads submitting concurrently, and callbacks surviving garbage collection."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+from typing import Any, List
+
+import uniflow
+from conftest import COUNTER, TOGGLE
+
+THREADS = 4
+PER_THREAD = 500
+
+
+def test_four_threads_submitting_concurrently_lose_nothing() -> None:
+    with uniflow.Dispatcher() as d:
+        d.register([COUNTER, TOGGLE])
+        d.initialize("Counter", "Counting", payload={"n": 0})
+        seen: List[int] = []
+        threads_seen: List[int] = []
+        d.subscribe(lambda m: (seen.append(m.seq), threads_seen.append(threading.get_ident())),
+                    when="AnyMutationOf<Counter>")
+        errors: List[BaseException] = []
+        start = threading.Barrier(THREADS)
+
+        def worker() -> None:
+            try:
+                start.wait()
+                for _ in range(PER_THREAD):
+                    # A read-modify-write in a via runs under the dispatcher's lock.
+                    d.actualize("Counter", "Counting", via=lambda cur: {"n": cur["n"] + 1})
+            except BaseException as error:  # pragma: no cover - reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert d.get("Counter") == uniflow.State("Counting", {"n": THREADS * PER_THREAD})
+        # One notification per mutation, in seq order, none lost or doubled.
+        assert seen == list(range(2, THREADS * PER_THREAD + 2))
+        assert len(set(threads_seen)) > 1  # callbacks ran on the submitting threads
+
+
+def test_threads_with_exceptions_keep_them_per_thread() -> None:
+    with uniflow.Dispatcher() as d:
+        d.register(COUNTER)
+        d.initialize("Counter", "Counting", payload={"n": 0})
+        raised: List[str] = []
+        lock = threading.Lock()
+
+        def worker(index: int) -> None:
+            def fail(cur: Any) -> Any:
+                raise ValueError(f"{index}")
+
+            for i in range(100):
+                try:
+                    d.actualize("Counter", "Counting", via=fail if i % 2 else lambda cur: {"n": cur["n"] + 1})
+                except ValueError as error:
+                    with lock:
+                        raised.append(str(error))
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(raised) == sorted(str(i) for i in range(THREADS) for _ in range(50))
+        assert d.get("Counter") == uniflow.State("Counting", {"n": THREADS * 50})
+        assert d._errors == {}
+
+
+def test_callbacks_survive_garbage_collection() -> None:
+    with uniflow.Dispatcher() as d:
+        d.register(TOGGLE)
+        counts = {"any": 0, "on": 0, "reports": 0}
+
+        # Lambdas and Subscriptions whose only references are the dispatcher's.
+        d.subscribe(lambda m: counts.__setitem__("any", counts["any"] + 1))
+        d.subscribe(lambda m: counts.__setitem__("on", counts["on"] + 1), when="TransitionInto<Toggle.On>")
+        d.set_reporter(lambda r: counts.__setitem__("reports", counts["reports"] + 1))
+        gc.collect()
+        gc.collect()
+
+        d.initialize("Toggle", "Off")
+        for i in range(200):
+            d.transition("Toggle", "On" if i % 2 == 0 else "Off")
+            if i % 50 == 0:
+                gc.collect()
+                # Per-action callables come and go meanwhile (a trigger notifies no
+                # subscriber but is reported).
+                d.trigger("Toggle", via=lambda cur: None)
+        assert counts == {"any": 201, "on": 100, "reports": 205}
+
+
+def test_cancelled_subscriptions_are_freed_and_not_called() -> None:
+    class Subscriber:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def __call__(self, m: Any) -> None:
+            self.calls += 1
+
+    with uniflow.Dispatcher() as d:
+        d.register(TOGGLE)
+        subscriber = Subscriber()
+        ref = weakref.ref(subscriber)
+        sub = d.subscribe(subscriber)
+        d.initialize("Toggle", "Off")
+        sub.cancel()
+        del subscriber, sub
+        gc.collect()
+        assert ref() is None  # released when unsubscribed
+        d.transition("Toggle", "On")
+
+
+def test_a_dispatcher_in_a_reference_cycle_is_collected_and_freed() -> None:
+    calls: List[int] = []
+
+    def make() -> "weakref.ref[uniflow.Dispatcher]":
+        d = uniflow.Dispatcher()
+        d.register(TOGGLE)
+        d.subscribe(lambda m: calls.append(m.seq) or d)  # the subscriber refers back to d
+        d.initialize("Toggle", "Off")
+        return weakref.ref(d)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None  # collected: __del__ freed the C side and its callbacks
+    assert calls == [1]
+
+
+def test_via_lambdas_are_released_after_each_action() -> None:
+    from uniflow import _callbacks
+
+    with uniflow.Dispatcher() as d:
+        d.register(COUNTER)
+        d.initialize("Counter", "Counting", payload={"n": 0})
+        before = len(_callbacks._vias)
+        for _ in range(100):
+            d.actualize("Counter", "Counting", via=lambda cur: {"n": cur["n"] + 1})
+        gc.collect()
+        assert len(_callbacks._vias) == before
+        assert d.get("Counter") == uniflow.State("Counting", {"n": 100})

@@ -1,0 +1,315 @@
+"""The ctypes trampolines C calls, and how their Python objects are kept alive.
+
+Rules (CPython's ctypes documentation: a callback object collected while C can still
+call it crashes the process):
+
+* Every callback object C may call is kept in its dispatcher's ``_keep`` dict under a
+  *token*, a number passed to C as the callback's ``payload``. C calls
+  ``payload_free(token)`` (:data:`RELEASE`, one module-level function) exactly once when
+  it is done with the callback; only then is the entry dropped.
+* ``_owners`` maps a token to a *weak* reference to its dispatcher, so a subscriber that
+  refers to its own dispatcher forms an ordinary cycle that the garbage collector can
+  free (the dispatcher's ``__del__`` then frees the C side).
+* Via callbacks are per action: one module-level trampoline (:data:`VIA`) looks the
+  Python callable up by token in ``_vias``.
+
+No exception ever crosses C (ctypes would print and ignore it): each trampoline
+catches everything, stores the exception in its dispatcher's ``errors`` dict under the
+thread's id, and tells C the callback failed. The outermost action method on that
+thread re-raises it (see :func:`take_error`). A second exception on the same thread
+before the first was re-raised goes to ``sys.unraisablehook``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import types
+import weakref
+from threading import get_ident
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import mutation as _mutation
+from ._library import FREE_FN, HANDLER_FN, REPORT_FN, SUBSCRIBER_FN, VIA_FN
+from .mutation import BindingCall, Mutation
+from .values import DECLINE, STOP
+
+Errors = Dict[int, BaseException]
+
+_tokens = itertools.count(1)
+#: token -> weak reference to the Dispatcher whose ``_keep`` holds the token's objects.
+_owners: Dict[int, "weakref.ref[Any]"] = {}
+#: token -> (errors, via callable, whether its result becomes the payload)
+_vias: Dict[int, Tuple[Errors, Callable[[Any], Any], bool]] = {}
+
+_payload_json: Any = None  # uf_context_payload_json
+_become: Any = None  # uf_context_become
+
+
+def bind(lib: Any) -> None:
+    """Binds the C functions the trampolines call (idempotent)."""
+    global _payload_json, _become
+    _payload_json = lib.uf_context_payload_json
+    _become = lib.uf_context_become
+    _mutation._bind(lib)
+
+
+def new_token() -> int:
+    """A fresh token (never 0: NULL is not a token)."""
+    return next(_tokens)
+
+
+def own(token: int, dispatcher_ref: "weakref.ref[Any]") -> None:
+    """Records that ``token``'s objects live in the dispatcher's ``_keep``."""
+    _owners[token] = dispatcher_ref
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+def _unraisable(exc: BaseException, where: str) -> None:
+    hook = getattr(sys, "unraisablehook", None)
+    if hook is None:  # pragma: no cover
+        return
+    try:
+        hook(types.SimpleNamespace(exc_type=type(exc), exc_value=exc, exc_traceback=exc.__traceback__,
+                                   err_msg=f"Exception ignored in uniflow {where} (an earlier one is pending)",
+                                   object=None))
+    except BaseException:  # pragma: no cover - a failing hook must not cross C either
+        pass
+
+
+def store_error(errors: Errors, exc: BaseException, where: str) -> None:
+    """Keeps ``exc`` to be re-raised by the outermost call on this thread."""
+    ident = get_ident()
+    if ident in errors:
+        _unraisable(exc, where)
+    else:
+        errors[ident] = exc
+
+
+def take_error(errors: Errors) -> Optional[BaseException]:
+    """The exception pending for this thread, removed, if this call is the outermost one.
+
+    A call made inside one of the same dispatcher's callbacks (found by walking the
+    Python stack for a trampoline frame whose ``errors`` is this dispatcher's) leaves it
+    for the outer call: it belongs to the action that is running, not to a queued one.
+    Only runs when an error is pending, so the walk costs nothing on the hot path.
+    """
+    ident = get_ident()
+    if ident not in errors:
+        return None
+    frame: Optional[types.FrameType] = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _TRAMPOLINE_CODES and frame.f_locals.get("errors") is errors:
+            return None
+        frame = frame.f_back
+    return errors.pop(ident, None)
+
+
+def in_callback_of(errors: Errors) -> bool:
+    """Whether the current thread runs inside one of the dispatcher's callbacks."""
+    frame: Optional[types.FrameType] = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _TRAMPOLINE_CODES and frame.f_locals.get("errors") is errors:
+            return True
+        frame = frame.f_back
+    return False
+
+
+# -- payload_free ------------------------------------------------------------------------
+
+
+def _release(token: Optional[int]) -> None:
+    try:
+        if token is None:
+            return
+        _vias.pop(token, None)
+        ref = _owners.pop(token, None)
+        if ref is not None:
+            owner = ref()
+            if owner is not None:
+                owner._keep.pop(token, None)
+    except BaseException:  # pragma: no cover - nothing above raises; never cross C
+        pass
+
+
+#: The one ``payload_free`` of every callback the binding registers.
+RELEASE = FREE_FN(_release)
+
+
+# -- via ---------------------------------------------------------------------------------
+
+
+def encode_payload(value: Any) -> bytes:
+    """A payload (dict, JSON text or bytes) as the bytes C expects."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _via(ctx: int, token: Optional[int]) -> int:
+    try:
+        entry = _vias.get(token)  # type: ignore[arg-type]
+        if entry is None:
+            return -1
+        errors, fn, sets_payload = entry
+        try:
+            raw = _payload_json(ctx)
+            result = fn(None if raw is None else json.loads(raw))
+            if result is DECLINE:
+                return 1
+            if sets_payload and result is not None:
+                # A failing become is recorded by the core: the action then fails with
+                # UF_ESCHEMA and the library's message names the field.
+                _become(ctx, encode_payload(result))
+            return 0
+        except BaseException as exc:
+            store_error(errors, exc, "via callback")
+            return -1
+    except BaseException:  # pragma: no cover - never cross C
+        return -1
+
+
+#: The one via trampoline; its payload is a token of ``_vias``.
+VIA = VIA_FN(_via)
+
+
+def register_via(errors: Errors, fn: Callable[[Any], Any], sets_payload: bool) -> int:
+    """Keeps a via callable until C releases it; returns its token."""
+    if not callable(fn):
+        raise TypeError(f"via must be callable, got {type(fn).__name__}")
+    token = next(_tokens)
+    _vias[token] = (errors, fn, sets_payload)
+    return token
+
+
+# -- subscribers, reporters, handlers ----------------------------------------------------
+
+
+def _subscriber_function(errors: Errors, fn: Callable[[Mutation], Any], unescaped: int,
+                         new_mutation: Callable[[], Mutation] = Mutation) -> Callable[[int, Optional[int]], int]:
+    """The Python side of a C subscriber (see :func:`make_subscriber`).
+
+    One Mutation object is lent to ``fn`` and reused from call to call while ``fn`` does
+    not keep it: C never runs the same subscription re-entrantly (submits inside
+    callbacks are queued). After ``fn`` returns, a refcount above ``unescaped`` (the
+    count of a Mutation referenced only by this frame and its closure, measured at
+    import by :func:`_calibrate`) means it escaped: it is snapshotted and replaced.
+    """
+    getrefcount = sys.getrefcount
+    spare = new_mutation()
+
+    def subscriber(ptr: int, _payload: Optional[int]) -> int:
+        nonlocal spare
+        try:
+            mutation = spare
+            mutation._ptr = ptr
+            try:
+                result = fn(mutation)
+            except BaseException as exc:
+                result = None
+                store_error(errors, exc, "subscriber")
+            if getrefcount(mutation) > unescaped:
+                mutation._detach()
+                spare = new_mutation()
+            elif mutation._cache is not None:
+                # Not kept: nobody can read it again, so its _ptr may stay stale until
+                # the next call overwrites it; only what was read must be forgotten.
+                mutation._cache = None
+            return 1 if result is STOP else 0
+        except BaseException as exc:  # pragma: no cover - never cross C
+            store_error(errors, exc, "subscriber")
+            return 0
+
+    return subscriber
+
+
+def _calibrate() -> int:
+    """The refcount of a lent Mutation that nobody kept, found by trying the real
+    trampoline (so CPython versions that count differently calibrate themselves)."""
+    detached: List[bool] = []
+
+    class Probe(Mutation):
+        __slots__ = ()
+
+        def _detach(self) -> None:
+            detached.append(True)
+            self._ptr = None
+
+    for unescaped in range(1, 64):
+        detached.clear()
+        _subscriber_function({}, lambda m: None, unescaped, Probe)(1, None)
+        if not detached:
+            kept: List[Mutation] = []
+            _subscriber_function({}, kept.append, unescaped, Probe)(1, None)
+            if detached:  # and a kept one is still seen as escaped
+                return unescaped
+    raise RuntimeError("uniflow: cannot calibrate the escape check")  # pragma: no cover
+
+
+_UNESCAPED = _calibrate()
+
+
+def make_subscriber(errors: Errors, fn: Callable[[Mutation], Any]) -> Any:
+    """The C subscriber for ``fn``: lends it a lazy Mutation, calls it, maps STOP."""
+    return SUBSCRIBER_FN(_subscriber_function(errors, fn, _UNESCAPED))
+
+
+def make_reporter(errors: Errors, fn: Callable[[Dict[str, Any]], Any]) -> Any:
+    """The C reporter for ``fn``, which receives each report as a dict."""
+
+    def reporter(text: bytes, _payload: Optional[int]) -> None:
+        try:
+            fn(json.loads(text))
+        except BaseException as exc:
+            store_error(errors, exc, "reporter")
+
+    return REPORT_FN(reporter)
+
+
+def make_handler(errors: Errors, fn: Callable[[BindingCall], Any]) -> Any:
+    """The C handler for ``fn`` (see :class:`uniflow.BindingCall` for the return values)."""
+    getrefcount = sys.getrefcount
+
+    def handler(ptr: int, _payload: Optional[int]) -> int:
+        try:
+            call = BindingCall(ptr)
+            before = getrefcount(call)
+            try:
+                result = fn(call)
+                if result is None:
+                    status = 0
+                elif isinstance(result, int):  # bool included
+                    status = 1 if result > 0 else (0 if result == 0 else -1)
+                else:
+                    status = 1 if result else 0
+            except BaseException as exc:
+                status = -1
+                store_error(errors, exc, "handler")
+            if getrefcount(call) > before:
+                call._detach()
+            else:
+                call._ptr = None
+            return status
+        except BaseException as exc:  # pragma: no cover - never cross C
+            store_error(errors, exc, "handler")
+            return -1
+
+    return HANDLER_FN(handler)
+
+
+def _code_of(factory: Callable[..., Any]) -> types.CodeType:
+    for const in factory.__code__.co_consts:
+        if isinstance(const, types.CodeType):
+            return const
+    raise AssertionError(factory)  # pragma: no cover
+
+
+#: Frames of these functions are "inside a callback" (see take_error).
+_TRAMPOLINE_CODES = frozenset(
+    {_via.__code__, _code_of(_subscriber_function), _code_of(make_reporter), _code_of(make_handler)}
+)

@@ -1,0 +1,244 @@
+"""Finding and loading ``libuniflow.so``, and declaring its C prototypes once.
+
+Discovery order (llama-cpp-python's habit):
+
+1. ``UNIFLOW_LIBRARY``: when set, it is the only path tried.
+2. A copy inside the package (``uniflow/libuniflow.so``, put there by ``pip install``).
+3. The build folders of the source tree this package sits in:
+   ``build/prefix/lib``, ``build/release``, ``.build/release``, ``.build/debug``.
+4. The system's search path (``ctypes.util.find_library("uniflow")``), for a library
+   installed with ``cmake --install`` into a standard prefix.
+
+When nothing loads, :class:`LibraryNotFoundError` lists every path tried and why it
+failed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    c_char_p,
+    c_int,
+    c_uint,
+    c_uint64,
+    c_void_p,
+)
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+__all__ = [
+    "LibraryNotFoundError",
+    "load",
+    "candidate_paths",
+    "UfAction",
+    "VIA_FN",
+    "FREE_FN",
+    "SUBSCRIBER_FN",
+    "REPORT_FN",
+    "HANDLER_FN",
+]
+
+_LIBRARY_NAMES = ("libuniflow.so", "libuniflow.so.0", "libuniflow.dylib")
+_BUILD_FOLDERS = ("build/prefix/lib", "build/release", ".build/release", ".build/debug")
+
+
+class LibraryNotFoundError(OSError):
+    """``libuniflow`` could not be loaded; the message lists every path tried."""
+
+    def __init__(self, attempts: List[Tuple[str, str]]) -> None:
+        self.attempts = attempts
+        lines = ["libuniflow could not be loaded; tried:"]
+        lines += [f"  {path}: {why}" for path, why in attempts]
+        lines.append("Build it (swift build, or the CMake build) or set UNIFLOW_LIBRARY to its path.")
+        super().__init__("\n".join(lines))
+
+
+# --- C types --------------------------------------------------------------------------
+
+# typedef int (*uf_via_fn)(uf_context *ctx, void *payload);
+VIA_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
+# void (*payload_free)(void *);
+FREE_FN = CFUNCTYPE(None, c_void_p)
+# typedef int (*uf_subscriber_fn)(const uf_mutation *m, void *payload);
+SUBSCRIBER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
+# typedef void (*uf_report_fn)(const char *report_json, void *payload);
+REPORT_FN = CFUNCTYPE(None, c_char_p, c_void_p)
+# typedef int (*uf_handler_fn)(uf_binding_call *call, void *payload);
+HANDLER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
+
+
+class UfAction(Structure):
+    """``struct uf_action`` (uniflow.h); ``size`` must be ``sizeof(uf_action)``."""
+
+    _fields_ = [
+        ("size", c_uint),
+        ("kind", c_int),
+        ("feature", c_char_p),
+        ("from_", c_char_p),
+        ("into", c_char_p),
+        ("payload_json", c_char_p),
+        ("same", c_int),
+        ("uninitialized", c_int),
+        ("scope", c_char_p),
+        ("context", c_char_p),
+        ("id", c_char_p),
+        ("via", VIA_FN),
+        ("via_payload", c_void_p),
+        ("via_payload_free", FREE_FN),
+    ]
+
+
+UF_ACTION_SIZE = ctypes.sizeof(UfAction)
+
+_P = c_void_p  # every opaque handle (uf_dispatcher*, uf_mutation*, uf_context*, ...)
+_OUT = POINTER(c_void_p)  # char **out_json: read as a pointer, freed with uf_free
+
+# name: (restype, argtypes). Every function of uniflow.h.
+_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
+    "uf_version": (c_char_p, []),
+    "uf_version_number": (c_int, []),
+    "uf_last_status": (c_int, []),
+    "uf_last_error": (c_char_p, []),
+    "uf_status_name": (c_char_p, [c_int]),
+    "uf_strerror": (c_char_p, [c_int]),
+    "uf_free": (None, [c_void_p]),
+    "uf_dispatcher_new": (c_int, [POINTER(c_void_p), c_char_p]),
+    "uf_dispatcher_free": (None, [_P]),
+    "uf_register": (c_int, [_P, c_char_p]),
+    "uf_register_file": (c_int, [_P, c_char_p]),
+    "uf_submit": (c_int, [_P, c_char_p]),
+    "uf_state_get": (c_int, [_P, _OUT]),
+    "uf_feature_get": (c_int, [_P, c_char_p, _OUT]),
+    "uf_definitions_get": (c_int, [_P, _OUT]),
+    "uf_dispatch": (c_int, [_P, POINTER(UfAction)]),
+    "uf_submit_via": (c_int, [_P, c_char_p, VIA_FN, c_void_p, FREE_FN]),
+    "uf_context_feature": (c_char_p, [_P]),
+    "uf_context_state": (c_char_p, [_P]),
+    "uf_context_payload_json": (c_char_p, [_P]),
+    "uf_context_dispatcher": (c_void_p, [_P]),
+    "uf_context_become": (c_int, [_P, c_char_p]),
+    "uf_subscribe": (c_int, [_P, c_char_p, SUBSCRIBER_FN, c_void_p, FREE_FN, POINTER(c_uint64)]),
+    "uf_unsubscribe": (c_int, [_P, c_uint64]),
+    "uf_mutation_dispatcher": (c_void_p, [_P]),
+    "uf_mutation_subscription_id": (c_uint64, [_P]),
+    "uf_mutation_kind_of": (c_int, [_P]),
+    "uf_mutation_feature": (c_char_p, [_P]),
+    "uf_mutation_old_state": (c_char_p, [_P]),
+    "uf_mutation_new_state": (c_char_p, [_P]),
+    "uf_mutation_old_payload_json": (c_char_p, [_P]),
+    "uf_mutation_new_payload_json": (c_char_p, [_P]),
+    "uf_mutation_json": (c_char_p, [_P]),
+    "uf_mutation_seq": (c_uint64, [_P]),
+    "uf_set_reporter": (c_int, [_P, REPORT_FN, c_void_p, FREE_FN]),
+    "uf_register_handler": (c_int, [_P, c_char_p, HANDLER_FN, c_void_p, FREE_FN]),
+    "uf_binding_call_mutation_json": (c_char_p, [_P]),
+    "uf_binding_call_given_json": (c_char_p, [_P]),
+    "uf_binding_call_set_output": (c_int, [_P, c_char_p]),
+    "uf_binding_call_dispatcher": (c_void_p, [_P]),
+    "uf_logic_apply": (c_int, [c_char_p, c_char_p, _OUT]),
+    "uf_submit_batch": (c_int, [_P, c_char_p]),
+    "uf_state_restore": (c_int, [_P, c_char_p]),
+    "uf_replay_file": (c_int, [_P, c_char_p]),
+    "uf_graph_dot": (c_int, [_P, c_char_p, _OUT]),
+}
+
+# The functions a Dispatcher cannot work without; the others (handlers, JsonLogic,
+# transactions, graphs) are looked up when used, so a library built before they
+# existed still loads, and using them raises uniflow.Misuse naming the symbol.
+REQUIRED = (
+    "uf_version", "uf_last_status", "uf_last_error", "uf_status_name", "uf_strerror",
+    "uf_free", "uf_dispatcher_new", "uf_dispatcher_free", "uf_register", "uf_register_file",
+    "uf_submit", "uf_state_get", "uf_feature_get", "uf_dispatch", "uf_submit_via",
+    "uf_context_payload_json", "uf_context_become", "uf_subscribe", "uf_unsubscribe",
+    "uf_mutation_kind_of", "uf_mutation_feature", "uf_mutation_old_state",
+    "uf_mutation_new_state", "uf_mutation_old_payload_json", "uf_mutation_new_payload_json",
+    "uf_mutation_json", "uf_mutation_seq", "uf_set_reporter",
+)
+
+
+def _repo_root() -> Path:
+    # bindings/python/uniflow/_library.py -> the repository root three levels up.
+    return Path(__file__).resolve().parent.parent.parent.parent
+
+
+def candidate_paths() -> List[str]:
+    """The paths :func:`load` tries, in order (``UNIFLOW_LIBRARY`` alone when set)."""
+    env = os.environ.get("UNIFLOW_LIBRARY")
+    if env:
+        return [env]
+    here = Path(__file__).resolve().parent
+    paths = [str(here / name) for name in _LIBRARY_NAMES[:2]]
+    root = _repo_root()
+    paths += [str(root / folder / "libuniflow.so") for folder in _BUILD_FOLDERS]
+    return paths
+
+
+_lock = threading.Lock()
+_loaded: Optional[Tuple[ctypes.CDLL, str]] = None
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            if name in REQUIRED:
+                raise OSError(f"{lib._name}: missing required symbol {name}") from None
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def load() -> Tuple[ctypes.CDLL, str]:
+    """Loads the library once (thread-safe) and returns it with the path it came from."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    with _lock:
+        if _loaded is not None:
+            return _loaded
+        attempts: List[Tuple[str, str]] = []
+        candidates = candidate_paths()
+        use_system = "UNIFLOW_LIBRARY" not in os.environ or not os.environ["UNIFLOW_LIBRARY"]
+        for path in candidates:
+            if not os.path.exists(path):
+                attempts.append((path, "no such file"))
+                continue
+            try:
+                lib = ctypes.CDLL(path)
+                _declare(lib)
+            except OSError as error:
+                attempts.append((path, str(error)))
+                continue
+            _loaded = (lib, path)
+            return _loaded
+        if use_system:
+            found = ctypes.util.find_library("uniflow")
+            if found:
+                try:
+                    lib = ctypes.CDLL(found)
+                    _declare(lib)
+                    _loaded = (lib, found)
+                    return _loaded
+                except OSError as error:
+                    attempts.append((found, str(error)))
+            else:
+                attempts.append(("system search path (ctypes.util.find_library('uniflow'))", "not found"))
+        raise LibraryNotFoundError(attempts)
+
+
+def has(name: str) -> bool:
+    """Whether the loaded library exports ``name`` (optional parts of the API)."""
+    lib, _ = load()
+    return hasattr(lib, name)
+
+
+def library_path() -> str:
+    """The path of the loaded library (loading it if needed)."""
+    return load()[1]

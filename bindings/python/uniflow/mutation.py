@@ -1,0 +1,233 @@
+"""The objects a callback receives: :class:`Mutation` (subscribers) and :class:`BindingCall`
+(handlers of model bindings).
+
+Both wrap a pointer that C lends for the duration of the callback. They read it lazily
+(a subscriber that reads nothing costs no call into C), and when the callback returns:
+
+* if the Python object escaped (the callback kept a reference: a list, a closure, an
+  exception traceback...), it first snapshots the whole record with one call
+  (``uf_mutation_json``), so it stays fully usable forever;
+* otherwise it just forgets the pointer.
+
+"Escaped" is decided by comparing ``sys.getrefcount`` before and after the callback, which
+is exact on CPython and costs two builtin calls. A subscriber's Mutation object is reused
+for the next call when it did not escape, so a subscriber that reads nothing allocates
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Optional
+
+from .errors import Misuse
+from .values import MutationKind, Payload, State
+
+__all__ = ["Mutation", "BindingCall"]
+
+_C: Any = None  # the loaded CDLL, set by _bind()
+
+
+def _bind(lib: Any) -> None:
+    global _C
+    _C = lib
+
+
+def _payload(raw: Optional[bytes]) -> Payload:
+    if raw is None or raw == b"{}":
+        return {}
+    value: Payload = json.loads(raw)
+    return value
+
+
+def _expired(what: str) -> Misuse:
+    return Misuse(f"{what} was read after its callback returned")
+
+
+_MISSING: Any = object()
+
+
+class Mutation:
+    """What an applied action did (SPEC 5.1), as a subscriber receives it.
+
+    Attributes are read from the library only when first accessed, then cached.
+    The object is immutable and stays usable after the subscriber returns.
+    """
+
+    # _ptr: the uf_mutation* while the subscriber runs, else None.
+    # _cache: None until an attribute is read, then {name: value}; "record" holds the
+    # parsed uf_mutation_json once it was needed (or snapshotted on escape).
+    __slots__ = ("_ptr", "_cache")
+
+    def __init__(self, ptr: Optional[int] = None) -> None:
+        self._ptr: Optional[int] = ptr
+        self._cache: Optional[Dict[str, Any]] = None
+
+    # -- lifetime ------------------------------------------------------------------------
+
+    def _detach(self) -> None:
+        """Called when the subscriber returned and kept a reference: snapshot, then forget."""
+        if self._ptr is not None:
+            self._full()
+            self._ptr = None
+
+    def _full(self) -> Dict[str, Any]:
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = {}
+        record = cache.get("record")
+        if record is None:
+            if self._ptr is None:
+                raise _expired("Mutation")
+            record = cache["record"] = json.loads(_C.uf_mutation_json(self._ptr))
+        return record  # type: ignore[no-any-return]
+
+    def _read(self, name: str) -> Any:
+        """A field, from the cache, else from C while the pointer lives, else the record."""
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = {}
+        value = cache.get(name, _MISSING)
+        if value is not _MISSING:
+            return value
+        ptr = self._ptr
+        if ptr is not None and "record" not in cache:
+            if name == "kind":
+                value = MutationKind(_C.uf_mutation_kind_of(ptr))
+            elif name == "feature":
+                value = _C.uf_mutation_feature(ptr).decode()
+            elif name == "seq":
+                value = _C.uf_mutation_seq(ptr)
+            elif name == "old":
+                state = _C.uf_mutation_old_state(ptr)
+                value = None if state is None else State(state.decode(), _payload(_C.uf_mutation_old_payload_json(ptr)))
+            else:  # "new"
+                state = _C.uf_mutation_new_state(ptr)
+                value = None if state is None else State(state.decode(), _payload(_C.uf_mutation_new_payload_json(ptr)))
+        else:
+            record = self._full()
+            if name == "kind":
+                value = MutationKind.parse(record["kind"])
+            elif name in ("old", "new"):
+                value = State.from_json(record[name])
+            else:
+                value = record[name]
+        cache[name] = value
+        return value
+
+    # -- public attributes ---------------------------------------------------------------
+
+    @property
+    def kind(self) -> MutationKind:
+        """Initialization, actualization, transition or deinitialization."""
+        return self._read("kind")  # type: ignore[no-any-return]
+
+    @property
+    def feature(self) -> str:
+        """The feature's name."""
+        return self._read("feature")  # type: ignore[no-any-return]
+
+    @property
+    def old(self) -> Optional[State]:
+        """The state before (``None`` on an initialization)."""
+        return self._read("old")  # type: ignore[no-any-return]
+
+    @property
+    def new(self) -> Optional[State]:
+        """The state after (``None`` on a deinitialization)."""
+        return self._read("new")  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The dispatcher's count of applied mutations, from 1."""
+        return self._read("seq")  # type: ignore[no-any-return]
+
+    @property
+    def action(self) -> Dict[str, Any]:
+        """The action that applied it: kind, feature, state keys, scope, context, id."""
+        action: Dict[str, Any] = self._full()["action"]
+        return action
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The mutation as JSON data (SPEC 5.1): seq, kind, feature, old, new, action."""
+        return dict(self._full())
+
+    def to_json(self) -> str:
+        """The mutation as JSON text (SPEC 5.1)."""
+        return json.dumps(self._full())
+
+    def __repr__(self) -> str:
+        try:
+            old = f"{self.old.name}" if self.old else "-"
+            new = f"{self.new.name}" if self.new else "-"
+            return f"<Mutation #{self.seq} {self.kind} {self.feature}: {old} -> {new}>"
+        except Misuse:
+            return "<Mutation (expired)>"
+
+
+class BindingCall:
+    """A call of a host handler by a model binding (``{"call": "name"}``).
+
+    ``mutation`` is the triggering mutation as JSON data (SPEC 5.1), ``given`` the
+    current ``given`` value (``None`` if none). In a ``given`` clause, the handler
+    returns true to let the binding go on (false or ``None`` stops it) and may call
+    :meth:`set_output` first to make a value the next clause's ``given``; in a ``then``
+    clause any return succeeds. A handler that raises fails the binding (reported,
+    ``UF_ECALLBACK``) and its exception is re-raised from the outermost call.
+    """
+
+    __slots__ = ("_ptr", "_mutation", "_given")
+
+    _mutation: Dict[str, Any]
+    _given: Any
+
+    def __init__(self, ptr: int) -> None:
+        self._ptr: Optional[int] = ptr
+
+    def _detach(self) -> None:
+        if self._ptr is not None:
+            self.mutation
+            self.given
+            self._ptr = None
+
+    @property
+    def mutation(self) -> Dict[str, Any]:
+        """The mutation that triggered the binding, as JSON data."""
+        try:
+            return self._mutation
+        except AttributeError:
+            pass
+        if self._ptr is None:
+            raise _expired("BindingCall")
+        mutation: Dict[str, Any] = json.loads(_C.uf_binding_call_mutation_json(self._ptr))
+        self._mutation = mutation
+        return mutation
+
+    @property
+    def given(self) -> Any:
+        """The current ``given`` value (the last map output), ``None`` if none."""
+        try:
+            return self._given
+        except AttributeError:
+            pass
+        if self._ptr is None:
+            raise _expired("BindingCall")
+        self._given = json.loads(_C.uf_binding_call_given_json(self._ptr))
+        return self._given
+
+    def set_output(self, value: Any) -> None:
+        """Makes ``value`` (JSON-serializable) the next clause's ``given``.
+
+        Raises :class:`uniflow.Misuse` in a ``then`` clause or after the call returned.
+        """
+        from .errors import check
+
+        if self._ptr is None:
+            raise _expired("BindingCall")
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False).encode()
+        rc = _C.uf_binding_call_set_output(self._ptr, text)
+        if rc < 0:
+            check(rc)
+
+    def __repr__(self) -> str:
+        return "<BindingCall>" if self._ptr is not None else "<BindingCall (returned)>"
