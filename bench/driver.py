@@ -1,0 +1,405 @@
+"""Runs libuniflow's benchmark scenarios and prints the table (called by bench/run).
+
+Every scenario of issue 6 runs in this one invocation: the C action scenarios
+(bench_c, repetitions interleaved), the threads scenario (bench_c threads), the
+memory scenarios (bench_c mem-*, each in a fresh child process) and the Python
+scenario (bench_py.py). Each row gets the median of its repetitions, its spread,
+and its ratio to each baseline measured in the same run, with the target and
+whether it is met. --json prints the same table as JSON (for regression checks).
+--callgrind instead counts instructions per action under valgrind: two runs that
+differ only in the number of actions, so setup and warm-up cancel out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass
+class Comparison:
+    against: str
+    kind: str              # "ratio": value/baseline; "speedup": baseline/value; "throughput": base_ns/value_ns
+    target_max: float | None = None
+    target_min: float | None = None
+
+
+@dataclass
+class Row:
+    name: str
+    group: str
+    what: str
+    unit: str = "ns/action"
+    comparisons: list[Comparison] = field(default_factory=list)
+
+
+C_LOCKED = [Comparison("c_locked", "ratio", target_max=6.0), Comparison("c_bare", "ratio")]
+
+ROWS = [
+    Row("c_bare", "1 C hot path", "hand-written C toggle + fn-pointer callback, no lock (floor)"),
+    Row("c_locked", "1 C hot path", "hand-written C toggle + callback behind a pthread mutex"),
+    Row("uf_short", "1 C hot path", "uf_dispatch T: A<->B, 1 feature, 1 C subscriber", comparisons=C_LOCKED),
+    Row("uf_realistic", "1 C hot path", "uf_dispatch FileDownloading: InProgress<->Suspended",
+        comparisons=C_LOCKED),
+    Row("uf_other_subs_1", "1 C hot path", "uf_short + 1 subscription on another feature",
+        comparisons=[Comparison("uf_short", "ratio", target_max=1.5)]),
+    Row("uf_other_subs_1000", "1 C hot path", "uf_short + 1,000 subscriptions on other features",
+        comparisons=[Comparison("uf_short", "ratio", target_max=1.5), Comparison("uf_other_subs_1", "ratio")]),
+    Row("uf_features_10", "1 C hot path", "uf_short with 10 registered features",
+        comparisons=[Comparison("uf_short", "ratio", target_max=1.5)]),
+    Row("uf_features_100000", "1 C hot path", "uf_short with 100,000 registered features",
+        comparisons=[Comparison("uf_short", "ratio", target_max=1.5), Comparison("uf_features_10", "ratio")]),
+    Row("jansson_toggle", "2 JSON path", "json_loads + json_decref of the toggle text"),
+    Row("uf_submit_toggle", "2 JSON path", "uf_submit of the same toggle text",
+        comparisons=[Comparison("jansson_toggle", "ratio", target_max=1.5)]),
+    Row("jansson_actualize", "2 JSON path", "json_loads + json_decref of the 5-field actualize text"),
+    Row("uf_submit_actualize", "2 JSON path", "uf_submit actualize, 5-field payload",
+        comparisons=[Comparison("jansson_actualize", "ratio", target_max=1.5)]),
+    Row("uf_dispatch_actualize", "2 JSON path", "uf_dispatch actualize, same payload as payload_json",
+        comparisons=[Comparison("jansson_actualize", "ratio")]),
+    Row("py_redux_store", "3 Python", "pure-Python Redux-style store, 1 subscriber"),
+    Row("py_transitions", "3 Python", "transitions (PyPI), 1 callback"),
+    Row("py_uniflow", "3 Python", "uniflow package: d.transition(...), 1 Python subscriber",
+        comparisons=[Comparison("py_redux_store", "ratio", target_max=2.0),
+                     Comparison("py_transitions", "speedup", target_min=8.0)]),
+    Row("threads_uf_1", "4 Threads", "uf_dispatch, 1 thread (wall ns per action)"),
+    Row("threads_uf_4", "4 Threads", "uf_dispatch, 4 threads on one dispatcher (wall ns per action)",
+        comparisons=[Comparison("threads_uf_1", "throughput", target_min=0.5)]),
+    Row("threads_c_locked_1", "4 Threads", "C locked baseline, 1 thread"),
+    Row("threads_c_locked_4", "4 Threads", "C locked baseline, 4 threads, one mutex",
+        comparisons=[Comparison("threads_c_locked_1", "throughput")]),
+    Row("mem_feature_total", "5 Memory", "peak RSS per feature, registered + initialized (100,000)",
+        unit="bytes", comparisons=[Comparison("", "value", target_max=256)]),
+    Row("mem_feature_registered", "5 Memory", "  of which registering it", unit="bytes"),
+    Row("mem_feature_initialized", "5 Memory", "  of which initializing it (auto state)", unit="bytes",
+        comparisons=[Comparison("", "value", target_max=256)]),
+    Row("mem_subscription", "5 Memory", "peak RSS per subscription (100,000)", unit="bytes",
+        comparisons=[Comparison("", "value", target_max=256)]),
+]
+
+CALLGRIND_SCENARIOS = [
+    # (scenario, small N, large N)
+    ("c_bare", 100_000, 300_000),
+    ("c_locked", 100_000, 300_000),
+    ("uf_short", 20_000, 60_000),
+    ("uf_realistic", 20_000, 60_000),
+    ("uf_other_subs_1000", 20_000, 60_000),
+    ("uf_features_100000", 20_000, 60_000),
+    ("jansson_toggle", 2_000, 6_000),
+    ("uf_submit_toggle", 2_000, 6_000),
+    ("jansson_actualize", 2_000, 6_000),
+    ("uf_submit_actualize", 2_000, 6_000),
+]
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def run_lines(cmd: list[str], env: dict[str, str] | None = None) -> list[dict]:
+    log(" ".join(cmd))
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if result.returncode != 0:
+        sys.stderr.write(result.stderr)
+        raise SystemExit(f"bench: {' '.join(cmd)} failed with status {result.returncode}")
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def machine() -> dict:
+    info: dict = {"nproc": os.cpu_count(), "kernel": platform.release()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    info["memory_gib"] = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return info
+
+
+def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict], list[str]]:
+    samples: dict[str, list[float]] = {}
+    checks: list[dict] = []
+    notes: list[str] = []
+
+    def take(lines: list[dict]) -> None:
+        for line in lines:
+            if "scenario" in line:
+                samples.setdefault(line["scenario"], []).append(line["ns"])
+            elif "memory" in line:
+                samples.setdefault("mem_" + line["memory"], []).append(line["bytes_each"])
+            elif "check" in line:
+                checks.append(line)
+            elif "skipped" in line:
+                notes.append(f"{line['skipped']} skipped: {line['reason']}")
+
+    reps, ms = str(args.reps), str(args.time_ms)
+    take(run_lines([args.bench_c, "--reps", reps, "--time-ms", ms]))
+    take(run_lines([args.bench_c, "threads", "--reps", reps, "--time-ms", str(args.time_ms * 2)]))
+    if not args.skip_memory:
+        for _ in range(args.memory_reps):
+            take(run_lines([args.bench_c, "mem-features", str(args.count)]))
+            take(run_lines([args.bench_c, "mem-subs", str(args.count)]))
+    if not args.skip_python:
+        env = dict(os.environ)
+        env["UNIFLOW_LIBRARY"] = args.lib
+        if args.python_path:
+            env["PYTHONPATH"] = args.python_path + os.pathsep + env.get("PYTHONPATH", "")
+        take(run_lines([args.python, os.path.join(HERE, "bench_py.py"), "--reps", reps, "--time-ms", ms], env=env))
+    return samples, checks, notes
+
+
+def build_table(samples: dict[str, list[float]]) -> list[dict]:
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    table = []
+    for row in ROWS:
+        values = samples.get(row.name)
+        entry: dict = {"scenario": row.name, "group": row.group, "what": row.what, "unit": row.unit}
+        if not values:
+            entry["median"] = None
+            table.append(entry)
+            continue
+        entry.update(median=round(medians[row.name], 3), min=round(min(values), 3), max=round(max(values), 3),
+                     samples=[round(v, 3) for v in values])
+        comparisons = []
+        for c in row.comparisons:
+            value = medians[row.name]
+            if c.kind == "value":
+                ratio, label = value, "absolute"
+            elif c.against not in medians:
+                comparisons.append({"vs": c.against, "kind": c.kind, "ratio": None, "met": None})
+                continue
+            elif c.kind == "ratio":
+                ratio, label = value / medians[c.against], f"x {c.against}"
+            elif c.kind == "speedup":
+                ratio, label = medians[c.against] / value, f"faster than {c.against}"
+            else:
+                ratio, label = medians[c.against] / value, f"throughput of {c.against}"
+            met = None
+            if c.target_max is not None:
+                met = ratio <= c.target_max
+            elif c.target_min is not None:
+                met = ratio >= c.target_min
+            comparisons.append({"vs": c.against or None, "kind": c.kind, "label": label, "ratio": round(ratio, 3),
+                                "target": (f"<= {c.target_max:g}" if c.target_max is not None else
+                                           f">= {c.target_min:g}" if c.target_min is not None else None),
+                                "met": met})
+        entry["comparisons"] = comparisons
+        table.append(entry)
+    return table
+
+
+def format_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "bytes":
+        return f"{value:.0f} B"
+    if value >= 10_000:
+        return f"{value / 1000:.1f} us"
+    if value >= 1000:
+        return f"{value / 1000:.2f} us"
+    return f"{value:.1f} ns"
+
+
+def print_table(table: list[dict], out=sys.stdout) -> None:
+    header = f"{'scenario':<24} {'median':>10} {'spread':>21}  {'ratio':>8}  {'compared with':<34} {'target':<7} verdict"
+    print(header, file=out)
+    group = None
+    for entry in table:
+        if entry["group"] != group:
+            group = entry["group"]
+            print(f"-- {group} " + "-" * (len(header) - len(group) - 4), file=out)
+        unit = entry["unit"]
+        if entry.get("median") is None:
+            print(f"{entry['scenario']:<24} {'not run':>10}", file=out)
+            continue
+        spread = f"{format_value(entry['min'], unit)}..{format_value(entry['max'], unit)}"
+        lead = f"{entry['scenario']:<24} {format_value(entry['median'], unit):>10} {spread:>21}"
+        comparisons = entry.get("comparisons") or []
+        if not comparisons:
+            print(lead, file=out)
+        for i, c in enumerate(comparisons):
+            prefix = lead if i == 0 else " " * len(lead)
+            if c["ratio"] is None:
+                print(f"{prefix}  {'-':>8}  {c['vs'] + ' (not run)':<34}", file=out)
+                continue
+            verdict = {True: "met", False: "MISSED", None: ""}[c["met"]]
+            ratio = f"{c['ratio']:.0f} B" if c["kind"] == "value" else f"{c['ratio']:.2f}x"
+            print(f"{prefix}  {ratio:>8}  {c['label']:<34} {c['target'] or '':<7} {verdict}", file=out)
+
+
+# ----------------------------------------------------------------- callgrind mode
+
+def callgrind_totals(bench_c: str, scenario: str, iters: int, tmp: str) -> tuple[int, dict[str, int]]:
+    out = os.path.join(tmp, f"cg.{scenario}.{iters}")
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", bench_c,
+           "--only", scenario, "--iters", str(iters), "--reps", "1", "--warmup", "1000"]
+    log(" ".join(cmd))
+    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stderr[-3000:])
+        raise SystemExit(f"bench: callgrind of {scenario} failed")
+    annotated = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", out],
+                               stdout=subprocess.PIPE, text=True, check=True).stdout
+    total = 0
+    functions: dict[str, int] = {}
+    for line in annotated.splitlines():
+        m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$", line)
+        if not m:
+            continue
+        count, name = int(m.group(1).replace(",", "")), m.group(2)
+        if name == "PROGRAM TOTALS":
+            total = count
+            continue
+        name = re.sub(r" \[[^\]]*\]$", "", name)       # the object file
+        symbol = name.split(":", 1)[1] if ":" in name else name
+        functions[symbol] = functions.get(symbol, 0) + count
+    return total, functions
+
+
+def demangle(symbols: list[str]) -> dict[str, str]:
+    tool = shutil.which("swift-demangle")
+    if not tool or not symbols:
+        return {s: s for s in symbols}
+    result = subprocess.run([tool, "--simplified", "--compact"], input="\n".join(symbols), stdout=subprocess.PIPE,
+                            text=True)
+    names = result.stdout.splitlines()
+    return {s: (n if n else s) for s, n in zip(symbols, names)} if len(names) == len(symbols) else {s: s for s in symbols}
+
+
+def run_callgrind(args: argparse.Namespace) -> dict:
+    if not shutil.which("valgrind"):
+        raise SystemExit("bench: --callgrind needs valgrind (apt-get install valgrind)")
+    only = set(args.only.split(",")) if args.only else None
+    results = []
+    with tempfile.TemporaryDirectory(prefix="uniflow-callgrind-") as tmp:
+        for scenario, small, large in CALLGRIND_SCENARIOS:
+            if only and scenario not in only:
+                continue
+            total_small, funcs_small = callgrind_totals(args.bench_c, scenario, small, tmp)
+            total_large, funcs_large = callgrind_totals(args.bench_c, scenario, large, tmp)
+            n = large - small
+            per_function = {k: (funcs_large.get(k, 0) - funcs_small.get(k, 0)) / n
+                            for k in set(funcs_small) | set(funcs_large)}
+            top = sorted(((v, k) for k, v in per_function.items() if v >= 0.5), reverse=True)[:args.top]
+            names = demangle([k for _, k in top])
+            alloc = sum(v for k, v in per_function.items()
+                        if re.search(r"(^|[^a-z])(malloc|calloc|realloc|_int_malloc|_int_free|free|cfree)(@|$)", k))
+            results.append({"scenario": scenario, "instructions_per_action": round((total_large - total_small) / n, 1),
+                            "allocator_instructions_per_action": round(alloc, 1) + 0.0 if abs(alloc) >= 0.05 else 0.0,
+                            "top_functions": [{"function": names[k], "instructions_per_action": round(v, 1)}
+                                              for v, k in top]})
+    return {"mode": "callgrind", "library": args.lib, "machine": machine(), "scenarios": results}
+
+
+def print_callgrind(report: dict) -> None:
+    print(f"{'scenario':<24} {'instructions/action':>20} {'in malloc/free':>15}")
+    for r in report["scenarios"]:
+        print(f"{r['scenario']:<24} {r['instructions_per_action']:>20.1f} {r['allocator_instructions_per_action']:>15.1f}")
+    for r in report["scenarios"]:
+        print(f"\n{r['scenario']}: {r['instructions_per_action']:.1f} instructions per action, self cost by function")
+        for f in r["top_functions"]:
+            print(f"  {f['instructions_per_action']:8.1f}  {f['function'][:140]}")
+
+
+# --------------------------------------------------------------------------- main
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench-c", required=True, help="the compiled C harness")
+    parser.add_argument("--lib", required=True, help="the libuniflow.so being measured")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--python-path", default="", help="prepended to PYTHONPATH for the uniflow package")
+    parser.add_argument("--reps", type=int, default=9, help="repetitions per scenario (median is reported)")
+    parser.add_argument("--time-ms", type=float, default=100, help="target duration of one repetition")
+    parser.add_argument("--count", type=int, default=100_000, help="features / subscriptions for memory")
+    parser.add_argument("--memory-reps", type=int, default=3, help="child processes per memory scenario")
+    parser.add_argument("--skip-python", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON on stdout")
+    parser.add_argument("--callgrind", action="store_true", help="instructions per action under callgrind")
+    parser.add_argument("--only", default="", help="callgrind: comma-separated scenarios")
+    parser.add_argument("--top", type=int, default=15, help="callgrind: functions shown per scenario")
+    parser.add_argument("--build-info", default="", help="how the library was built (for the report)")
+    parser.add_argument("--compare", default="", metavar="OLD_JSON",
+                        help="after the table, compare with an earlier --json run; exit status 1 if a "
+                             "target met there is missed now")
+    args = parser.parse_args()
+
+    if args.callgrind:
+        report = run_callgrind(args)
+        report["build"] = args.build_info
+        if args.json:
+            json.dump(report, sys.stdout, indent=2)
+            print()
+        else:
+            print_callgrind(report)
+        return 0
+
+    samples, checks, notes = collect(args)
+    table = build_table(samples)
+    verdicts = [c["met"] for e in table for c in e.get("comparisons", []) if c.get("met") is not None]
+    report = {"library": args.lib, "build": args.build_info, "machine": machine(), "reps": args.reps,
+              "table": table, "checks": checks, "notes": notes,
+              "targets": {"met": verdicts.count(True), "missed": verdicts.count(False)}}
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+        return compare(report, args.compare, sys.stderr) if args.compare else 0
+    m = report["machine"]
+    print(f"libuniflow benchmark: {args.lib}" + (f" ({args.build_info})" if args.build_info else ""))
+    print(f"machine: {m.get('cpu', '?')}, {m.get('nproc')} CPUs, {m.get('memory_gib', '?')} GiB; "
+          f"medians of {args.reps} interleaved repetitions"
+          + ("" if args.skip_memory else f" (memory: {args.memory_reps} child processes each)"))
+    print()
+    print_table(table)
+    print()
+    for note in notes:
+        print(f"note: {note}")
+    print(f"every action accounted for: {len(checks)} checks passed (applied == notified)")
+    print(f"targets: {verdicts.count(True)} met, {verdicts.count(False)} missed")
+    return compare(report, args.compare, sys.stdout) if args.compare else 0
+
+
+def compare(new: dict, old_path: str, out) -> int:
+    """Prints each scenario's change against an earlier --json report; 1 if a target regressed."""
+    with open(old_path) as f:
+        old = json.load(f)
+    before = {e["scenario"]: e for e in old.get("table", [])}
+    regressions = 0
+    print(f"\ncompared with {old_path} ({old.get('library', '?')}):", file=out)
+    for entry in new["table"]:
+        was = before.get(entry["scenario"])
+        if not was or was.get("median") is None or entry.get("median") is None:
+            continue
+        change = entry["median"] / was["median"] if was["median"] else float("nan")
+        flags = []
+        old_met = {c.get("vs"): c.get("met") for c in was.get("comparisons", [])}
+        for c in entry.get("comparisons", []):
+            if old_met.get(c.get("vs")) is True and c.get("met") is False:
+                flags.append(f"target {c['target']} vs {c['vs'] or 'absolute'} now missed")
+                regressions += 1
+        print(f"  {entry['scenario']:<24} {format_value(was['median'], entry['unit']):>10} -> "
+              f"{format_value(entry['median'], entry['unit']):>10}  {change:5.2f}x  {'; '.join(flags)}", file=out)
+    print(f"{regressions} target(s) regressed", file=out)
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
