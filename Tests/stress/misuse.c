@@ -1,0 +1,723 @@
+/*
+ * misuse.c — what a careless, unlucky or hostile host does to libuniflow.
+ *
+ * Every case must get a status and, when the status is an error, a message, and
+ * the process must survive: NULL for each pointer argument of every function; a
+ * subscription id used after uf_unsubscribe; uf_dispatcher_free from inside a
+ * subscriber, a via callback, a handler, the reporter and a payload_free; a
+ * subscriber that submits a million actions (the cascade limit); definitions of
+ * 10 MB; JSON nested 100,000 levels; invalid UTF-8 in names and payloads; integers
+ * beyond 2^63.
+ *
+ * Each case prints one line: `ok   case: STATUS "message"`. A case that gets a
+ * status outside the ones the contract allows, an error without a message, or
+ * takes longer than UNIFLOW_MISUSE_CASE_SECONDS (default 20; input of 10 MB must
+ * not hang a host) fails the program: a watchdog ends the process at the limit,
+ * so that a hang is a failure naming the case, not a stuck CI job.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uniflow.h"
+
+static int failures, cases;
+
+/* ---- the watchdog --------------------------------------------------------------- */
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static char watched[160];
+static double watched_since, case_limit;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void *watchdog(void *arg) {
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        pthread_mutex_lock(&watch_lock);
+        if (now() - watched_since > case_limit) {
+            fprintf(stderr, "misuse: FAILED: '%s' is still running after %.0f s (UNIFLOW_MISUSE_CASE_SECONDS)\n",
+                    watched, case_limit);
+            fflush(NULL);
+            _exit(3);
+        }
+        pthread_mutex_unlock(&watch_lock);
+    }
+    return NULL;
+}
+
+/* Names the case that runs next (otherwise the watchdog names the case after
+ * the last one that finished). Every case is timed from the end of the one
+ * before, or from begin(). */
+static void begin(const char *name) {
+    pthread_mutex_lock(&watch_lock);
+    snprintf(watched, sizeof watched, "%s", name);
+    watched_since = now();
+    pthread_mutex_unlock(&watch_lock);
+}
+
+/* ---- checking a case ------------------------------------------------------------ */
+
+/* The status must be one of the allowed ones (a list ending with 99); an error
+ * must leave a message and uf_last_status equal to it. */
+/* Ends a case: returns how long it took and starts timing the next one. */
+static double finished(const char *name) {
+    pthread_mutex_lock(&watch_lock);
+    double t = now(), took = t - watched_since;
+    snprintf(watched, sizeof watched, "the case after '%.100s'", name);
+    watched_since = t;
+    pthread_mutex_unlock(&watch_lock);
+    return took;
+}
+
+static void expect(const char *name, int status, ...) {
+    ++cases;
+    double took = finished(name);
+
+    va_list allowed;
+    va_start(allowed, status);
+    int ok = 0;
+    char list[200] = "";
+    for (int a = va_arg(allowed, int); a != 99; a = va_arg(allowed, int)) {
+        if (a == status) ok = 1;
+        strncat(list, uf_status_name(a), sizeof list - strlen(list) - 2);
+        strncat(list, " ", sizeof list - strlen(list) - 1);
+    }
+    va_end(allowed);
+    const char *message = status < 0 ? uf_last_error() : "";
+    const char *why = NULL;
+    if (!ok) why = "unexpected status";
+    else if (status < 0 && (!message || !*message)) why = "an error without a message";
+    else if (status < 0 && uf_last_status() != status) why = "uf_last_status() differs from the returned status";
+    printf("%s %-62s %-12s \"%.110s\"%s", why ? "FAIL" : "ok  ", name, uf_status_name(status), message,
+           took >= 0.5 ? "" : "\n");
+    if (took >= 0.5) printf(" (%.1f s)\n", took);
+    if (why) {
+        printf("     ^ %s; allowed: %s\n", why, list);
+        ++failures;
+    }
+}
+
+#define END 99
+
+static void check(const char *name, int ok, const char *detail) {
+    ++cases;
+    finished(name);
+    printf("%s %-62s %s\n", ok ? "ok  " : "FAIL", name, detail ? detail : "");
+    if (!ok) ++failures;
+}
+
+/* ---- fixtures ---------------------------------------------------------------------- */
+
+static const char toggle[] =
+    "{\"feature\":\"Toggle\",\"states\":{\"Off\":{},\"On\":{}}}";
+static const char holder[] =
+    "{\"feature\":\"Holder\",\"states\":{\"Empty\":{},\"Holding\":{\"fields\":{\"data\":\"any\",\"n\":{\"type\":\"integer\",\"optional\":true},"
+    "\"x\":{\"type\":\"number\",\"optional\":true},\"s\":{\"type\":\"string\",\"optional\":true}}}}}";
+static const char init_off[] = "{\"kind\":\"initialize\",\"feature\":\"Toggle\",\"into\":\"Off\"}";
+static const char to_on[] = "{\"kind\":\"transition\",\"feature\":\"Toggle\",\"into\":\"On\"}";
+static const char to_off[] = "{\"kind\":\"transition\",\"feature\":\"Toggle\",\"into\":\"Off\"}";
+
+static uf_dispatcher *fresh(const char *options) {
+    uf_dispatcher *d = NULL;
+    if (uf_dispatcher_new(&d, options) != UF_OK || uf_register(d, toggle) != UF_OK || uf_register(d, holder) != UF_OK) {
+        fprintf(stderr, "misuse: setup failed: %s\n", uf_last_error());
+        exit(2);
+    }
+    return d;
+}
+
+static int freed_count;
+static void count_free(void *p) {
+    (void)p;
+    ++freed_count;
+}
+
+static int keep(const uf_mutation *m, void *p) {
+    (void)m;
+    (void)p;
+    return UF_KEEP;
+}
+
+static int go_on(uf_context *ctx, void *p) {
+    (void)ctx;
+    (void)p;
+    return 0;
+}
+
+static int handler_holds(uf_binding_call *call, void *p) {
+    (void)call;
+    (void)p;
+    return 1;
+}
+
+static void quiet_reporter(const char *report, void *p) {
+    (void)report;
+    (void)p;
+}
+
+/* Text of `count` copies of `piece` between `head` and `tail` (caller frees). */
+static char *repeat(const char *head, const char *piece, size_t count, const char *tail) {
+    size_t hl = strlen(head), pl = strlen(piece), tl = strlen(tail);
+    char *s = (char *)malloc(hl + pl * count + tl + 1);
+    if (!s) abort();
+    memcpy(s, head, hl);
+    for (size_t i = 0; i < count; ++i) memcpy(s + hl + i * pl, piece, pl);
+    memcpy(s + hl + pl * count, tail, tl + 1);
+    return s;
+}
+
+/* JSON nested `depth` levels: opening text `open` repeated, then `close` repeated. */
+static char *nested(const char *head, const char *open, const char *close, size_t depth, const char *tail) {
+    size_t hl = strlen(head), ol = strlen(open), cl = strlen(close), tl = strlen(tail);
+    char *s = (char *)malloc(hl + (ol + cl) * depth + tl + 1), *p = s;
+    if (!s) abort();
+    memcpy(p, head, hl);
+    p += hl;
+    for (size_t i = 0; i < depth; ++i, p += ol) memcpy(p, open, ol);
+    for (size_t i = 0; i < depth; ++i, p += cl) memcpy(p, close, cl);
+    memcpy(p, tail, tl + 1);
+    return s;
+}
+
+/* ---- 1. NULL for every pointer argument ------------------------------------------ */
+
+static int null_context_checks(uf_context *ctx, void *p) {
+    (void)p;
+    check("uf_context_feature(NULL) is NULL", uf_context_feature(NULL) == NULL, NULL);
+    check("uf_context_state(NULL) is NULL", uf_context_state(NULL) == NULL, NULL);
+    check("uf_context_payload_json(NULL) is NULL", uf_context_payload_json(NULL) == NULL, NULL);
+    check("uf_context_dispatcher(NULL) is NULL", uf_context_dispatcher(NULL) == NULL, NULL);
+    expect("uf_context_become(NULL, json)", uf_context_become(NULL, "{}"), UF_EINVAL, END);
+    expect("uf_context_become(ctx, NULL)", uf_context_become(ctx, NULL), UF_EINVAL, END);
+    return 0;
+}
+
+static int null_mutation_checks(const uf_mutation *m, void *p) {
+    (void)m;
+    (void)p;
+    check("uf_mutation_*(NULL) are NULL or 0",
+          uf_mutation_dispatcher(NULL) == NULL && uf_mutation_subscription_id(NULL) == 0 &&
+              uf_mutation_kind_of(NULL) == 0 && uf_mutation_feature(NULL) == NULL &&
+              uf_mutation_old_state(NULL) == NULL && uf_mutation_new_state(NULL) == NULL &&
+              uf_mutation_old_payload_json(NULL) == NULL && uf_mutation_new_payload_json(NULL) == NULL &&
+              uf_mutation_json(NULL) == NULL && uf_mutation_seq(NULL) == 0,
+          NULL);
+    return UF_STOP;
+}
+
+static int null_binding_call_checks(uf_binding_call *call, void *p) {
+    (void)p;
+    check("uf_binding_call_*(NULL) are NULL",
+          uf_binding_call_mutation_json(NULL) == NULL && uf_binding_call_given_json(NULL) == NULL &&
+              uf_binding_call_dispatcher(NULL) == NULL,
+          NULL);
+    expect("uf_binding_call_set_output(NULL, json)", uf_binding_call_set_output(NULL, "1"), UF_EINVAL, END);
+    expect("uf_binding_call_set_output(call, NULL)", uf_binding_call_set_output(call, NULL), UF_EINVAL, END);
+    return 1;
+}
+
+static void null_arguments(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *out = NULL;
+    uf_action a = UF_ACTION_INIT;
+    a.kind = UF_ACTION_INITIALIZE;
+    a.feature = "Toggle";
+    a.into = "Off";
+
+    expect("uf_dispatcher_new(NULL, NULL)", uf_dispatcher_new(NULL, NULL), UF_EINVAL, END);
+    uf_dispatcher_free(NULL);
+    uf_free(NULL);
+    check("uf_dispatcher_free(NULL), uf_free(NULL) are no-ops", 1, NULL);
+    check("uf_status_name(12345) is UF_UNKNOWN", strcmp(uf_status_name(12345), "UF_UNKNOWN") == 0, NULL);
+    check("uf_strerror(12345) is a sentence", uf_strerror(12345) && *uf_strerror(12345), NULL);
+    check("uf_last_error() is never NULL", uf_last_error() != NULL, NULL);
+
+    expect("uf_register(NULL, json)", uf_register(NULL, toggle), UF_EINVAL, END);
+    expect("uf_register(d, NULL)", uf_register(d, NULL), UF_EINVAL, END);
+    expect("uf_register_file(NULL, path)", uf_register_file(NULL, "x.json"), UF_EINVAL, END);
+    expect("uf_register_file(d, NULL)", uf_register_file(d, NULL), UF_EINVAL, END);
+    expect("uf_submit(NULL, json)", uf_submit(NULL, init_off), UF_EINVAL, END);
+    expect("uf_submit(d, NULL)", uf_submit(d, NULL), UF_EINVAL, END);
+    expect("uf_state_get(NULL, &out)", uf_state_get(NULL, &out), UF_EINVAL, END);
+    expect("uf_state_get(d, NULL)", uf_state_get(d, NULL), UF_EINVAL, END);
+    expect("uf_feature_get(NULL, name, &out)", uf_feature_get(NULL, "Toggle", &out), UF_EINVAL, END);
+    expect("uf_feature_get(d, NULL, &out)", uf_feature_get(d, NULL, &out), UF_EINVAL, END);
+    expect("uf_feature_get(d, name, NULL)", uf_feature_get(d, "Toggle", NULL), UF_EINVAL, END);
+    expect("uf_definitions_get(NULL, &out)", uf_definitions_get(NULL, &out), UF_EINVAL, END);
+    expect("uf_definitions_get(d, NULL)", uf_definitions_get(d, NULL), UF_EINVAL, END);
+
+    expect("uf_dispatch(NULL, &action)", uf_dispatch(NULL, &a), UF_EINVAL, END);
+    expect("uf_dispatch(d, NULL)", uf_dispatch(d, NULL), UF_EINVAL, END);
+    a.feature = NULL;
+    expect("uf_dispatch with action.feature NULL", uf_dispatch(d, &a), UF_EINVAL, END);
+    a.feature = "Toggle";
+    a.into = NULL;
+    expect("uf_dispatch initialize with action.into NULL", uf_dispatch(d, &a), UF_EINVAL, UF_ESCHEMA, END);
+    a.into = "Off";
+
+    freed_count = 0;
+    expect("uf_submit_via(NULL, ...)", uf_submit_via(NULL, init_off, go_on, NULL, count_free), UF_EINVAL, END);
+    expect("uf_submit_via(d, NULL, ...)", uf_submit_via(d, NULL, go_on, NULL, count_free), UF_EINVAL, END);
+    expect("uf_submit_via(d, json, NULL via, ...)", uf_submit_via(d, init_off, NULL, NULL, count_free), UF_EINVAL, END);
+    check("  ... each refused uf_submit_via ran payload_free once", freed_count == 3, NULL);
+    expect("uf_submit_via(d, json, via, NULL, NULL)", uf_submit_via(d, init_off, null_context_checks, NULL, NULL),
+           UF_OK, END);
+
+    freed_count = 0;
+    expect("uf_subscribe(NULL, ...)", uf_subscribe(NULL, NULL, keep, NULL, count_free, NULL), UF_EINVAL, END);
+    expect("uf_subscribe(d, when, NULL fn, ...)", uf_subscribe(d, NULL, NULL, NULL, count_free, NULL), UF_EINVAL, END);
+    check("  ... each refused uf_subscribe ran payload_free once", freed_count == 2, NULL);
+    expect("uf_subscribe(d, NULL, fn, NULL, NULL, NULL)", uf_subscribe(d, NULL, null_mutation_checks, NULL, NULL, NULL),
+           UF_OK, END);
+    expect("uf_unsubscribe(NULL, id)", uf_unsubscribe(NULL, 1), UF_EINVAL, END);
+
+    freed_count = 0;
+    expect("uf_set_reporter(NULL, ...)", uf_set_reporter(NULL, quiet_reporter, NULL, count_free), UF_EINVAL, END);
+    check("  ... the refused reporter's payload_free ran once", freed_count == 1, NULL);
+    expect("uf_set_reporter(d, NULL, NULL, NULL) (built-in)", uf_set_reporter(d, NULL, NULL, NULL), UF_OK, END);
+
+    freed_count = 0;
+    expect("uf_register_handler(NULL, ...)", uf_register_handler(NULL, "h", handler_holds, NULL, count_free), UF_EINVAL, END);
+    expect("uf_register_handler(d, NULL name, ...)", uf_register_handler(d, NULL, handler_holds, NULL, count_free), UF_EINVAL, END);
+    expect("uf_register_handler(d, name, NULL fn, ...)", uf_register_handler(d, "h", NULL, NULL, count_free), UF_EINVAL, END);
+    check("  ... each refused handler's payload_free ran once", freed_count == 3, NULL);
+    expect("uf_register_handler(d, \"nulls\", fn, NULL, NULL)", uf_register_handler(d, "nulls", null_binding_call_checks, NULL, NULL),
+           UF_OK, END);
+    expect("uf_register binding that calls it",
+           uf_register(d, "{\"feature\":\"Probe\",\"states\":{\"P\":{}},\"bindings\":[{\"when\":\"Initialization<Probe>\","
+                          "\"given\":[{\"call\":\"nulls\"}],\"then\":{\"submit\":[]}}]}"),
+           UF_OK, END);
+    expect("  ... and runs it", uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Probe\",\"into\":\"P\"}"), UF_OK, END);
+
+    expect("uf_logic_apply(NULL, data, &out)", uf_logic_apply(NULL, "1", &out), UF_EINVAL, END);
+    expect("uf_logic_apply(rule, data, NULL)", uf_logic_apply("1", "1", NULL), UF_EINVAL, END);
+    expect("uf_logic_apply(rule, NULL, &out)", uf_logic_apply("{\"var\":\"a\"}", NULL, &out), UF_OK, END);
+    uf_free(out);
+    expect("uf_submit_batch(NULL, json)", uf_submit_batch(NULL, "[]"), UF_EINVAL, END);
+    expect("uf_submit_batch(d, NULL)", uf_submit_batch(d, NULL), UF_EINVAL, END);
+    expect("uf_state_restore(NULL, json)", uf_state_restore(NULL, "{}"), UF_EINVAL, END);
+    expect("uf_state_restore(d, NULL)", uf_state_restore(d, NULL), UF_EINVAL, END);
+    expect("uf_replay_file(NULL, path)", uf_replay_file(NULL, "x.jsonl"), UF_EINVAL, END);
+    expect("uf_replay_file(d, NULL)", uf_replay_file(d, NULL), UF_EINVAL, END);
+    expect("uf_graph_dot(NULL, NULL, &out)", uf_graph_dot(NULL, NULL, &out), UF_EINVAL, END);
+    expect("uf_graph_dot(d, NULL, NULL)", uf_graph_dot(d, NULL, NULL), UF_EINVAL, END);
+    expect("uf_graph_dot(d, NULL, &out) (all features)", uf_graph_dot(d, NULL, &out), UF_OK, END);
+    uf_free(out);
+    expect("a submit after all that still works", uf_submit(d, to_on), UF_OK, END);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 2. Stale subscription ids ------------------------------------------------------ */
+
+static void stale_ids(void) {
+    uf_dispatcher *d = fresh(NULL);
+    uint64_t id = 0;
+    freed_count = 0;
+    expect("uf_subscribe", uf_subscribe(d, "AnyMutationOf<Toggle>", keep, NULL, count_free, &id), UF_OK, END);
+    expect("uf_unsubscribe(id)", uf_unsubscribe(d, id), UF_OK, END);
+    expect("uf_unsubscribe(id) again", uf_unsubscribe(d, id), UF_ENOTFOUND, END);
+    expect("uf_unsubscribe(0)", uf_unsubscribe(d, 0), UF_ENOTFOUND, END);
+    expect("uf_unsubscribe(UINT64_MAX)", uf_unsubscribe(d, UINT64_MAX), UF_ENOTFOUND, END);
+    check("  ... payload_free ran once", freed_count == 1, NULL);
+    uint64_t next = 0;
+    expect("a new subscription", uf_subscribe(d, NULL, keep, NULL, NULL, &next), UF_OK, END);
+    check("  ... never reuses the ended id", next != id && next != 0, NULL);
+    uf_dispatcher *other = fresh(NULL);
+    expect("an id of another dispatcher", uf_unsubscribe(other, next + 1000), UF_ENOTFOUND, END);
+    uf_dispatcher_free(other);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 3. uf_dispatcher_free from inside every kind of callback --------------------- */
+
+static int refused_frees, tried_frees;
+
+static void free_from_inside(uf_dispatcher *d) {
+    ++tried_frees;
+    uf_dispatcher_free(d);
+    if (uf_last_status() == UF_EMISUSE && *uf_last_error()) ++refused_frees;
+}
+
+static int free_in_subscriber(const uf_mutation *m, void *p) {
+    (void)p;
+    free_from_inside(uf_mutation_dispatcher(m));
+    return UF_KEEP;
+}
+
+static int free_in_via(uf_context *ctx, void *p) {
+    (void)p;
+    free_from_inside(uf_context_dispatcher(ctx));
+    return 0;
+}
+
+static int free_in_handler(uf_binding_call *call, void *p) {
+    (void)p;
+    free_from_inside(uf_binding_call_dispatcher(call));
+    return 1;
+}
+
+static void free_in_reporter(const char *report, void *p) {
+    (void)report;
+    free_from_inside((uf_dispatcher *)p);
+}
+
+static uf_dispatcher *payload_free_target;
+static void free_in_payload_free(void *p) {
+    (void)p;
+    free_from_inside(payload_free_target);
+}
+
+static void free_inside_callbacks(void) {
+    uf_dispatcher *d = fresh(NULL);
+    refused_frees = tried_frees = 0;
+    expect("uf_subscribe (a subscriber that frees)", uf_subscribe(d, NULL, free_in_subscriber, NULL, NULL, NULL), UF_OK, END);
+    expect("  ... a mutation runs it", uf_submit(d, init_off), UF_OK, END);
+    expect("uf_submit_via (a via that frees)", uf_submit_via(d, to_on, free_in_via, NULL, NULL), UF_OK, END);
+    expect("uf_register_handler (a handler that frees)", uf_register_handler(d, "frees", free_in_handler, NULL, NULL), UF_OK, END);
+    expect("uf_register (a binding that calls it in given and then)",
+           uf_register(d, "{\"feature\":\"B\",\"states\":{\"X\":{}},\"bindings\":[{\"when\":\"Initialization<B>\","
+                          "\"given\":[{\"call\":\"frees\"}],\"then\":{\"call\":\"frees\"}}]}"),
+           UF_OK, END);
+    expect("  ... an initialization runs it", uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"B\",\"into\":\"X\"}"), UF_OK, END);
+    expect("uf_set_reporter (a reporter that frees)", uf_set_reporter(d, free_in_reporter, d, NULL), UF_OK, END);
+    expect("  ... a report runs it", uf_submit(d, to_off), UF_OK, END);
+    expect("uf_set_reporter(d, NULL, ...) from outside", uf_set_reporter(d, NULL, NULL, NULL), UF_OK, END);
+    uint64_t id = 0;
+    payload_free_target = d;
+    expect("uf_subscribe (a payload_free that frees)", uf_subscribe(d, NULL, keep, NULL, free_in_payload_free, &id), UF_OK, END);
+    expect("  ... uf_unsubscribe runs it", uf_unsubscribe(d, id), UF_OK, END);
+    char detail[96];
+    snprintf(detail, sizeof detail, "%d of %d refused with UF_EMISUSE and a message", refused_frees, tried_frees);
+    check("every uf_dispatcher_free from inside was refused", tried_frees >= 6 && refused_frees == tried_frees, detail);
+    expect("the dispatcher still works", uf_submit(d, to_on), UF_OK, END);
+    uf_dispatcher_free(d); /* the subscriber that frees is still there: it is not called here */
+    check("freeing it from outside afterwards works", 1, NULL);
+}
+
+/* ---- 4. A subscriber that submits a million actions ---------------------------------- */
+
+static long million_statuses[3]; /* queued, loop, other */
+static unsigned long million_dropped, million_processed;
+
+static int submit_a_million(const uf_mutation *m, void *p) {
+    (void)p;
+    uf_dispatcher *d = uf_mutation_dispatcher(m);
+    static int running;
+    if (running) return UF_KEEP; /* only the first notification floods */
+    running = 1;
+    for (int i = 0; i < 1000000; ++i) {
+        int status = uf_submit(d, (i & 1) ? to_off : to_on);
+        ++million_statuses[status == UF_QUEUED ? 0 : status == UF_ELOOP ? 1 : 2];
+    }
+    return UF_STOP;
+}
+
+static void count_million_reports(const char *report, void *p) {
+    (void)p;
+    if (strncmp(report, "{\"event\":\"dropped\"", 18) == 0) ++million_dropped;
+    if (strncmp(report, "{\"event\":\"processed\"", 20) == 0) ++million_processed;
+}
+
+static void a_million_submits(void) {
+    uf_dispatcher *d = fresh(NULL);
+    expect("uf_set_reporter (counting)", uf_set_reporter(d, count_million_reports, NULL, NULL), UF_OK, END);
+    expect("uf_subscribe (submits 1,000,000 actions)", uf_subscribe(d, "Initialization<Toggle>", submit_a_million, NULL, NULL, NULL),
+           UF_OK, END);
+    begin("the outer submit returns its own status");
+    expect("the outer submit returns its own status", uf_submit(d, init_off), UF_OK, END);
+    char detail[200];
+    snprintf(detail, sizeof detail, "%ld queued, %ld refused UF_ELOOP, %ld other; %lu processed, %lu dropped",
+             million_statuses[0], million_statuses[1], million_statuses[2], million_processed, million_dropped);
+    check("the cascade limit (100,000) stopped it", million_statuses[2] == 0 && million_processed <= 100000 &&
+                                                      million_processed + million_dropped ==
+                                                          (unsigned long)million_statuses[0] + 1,
+          detail);
+    expect("the dispatcher still works", uf_submit(d, to_on), UF_OK, UF_REJECTED, END);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 5. Deep JSON -------------------------------------------------------------------- */
+
+static char *deep_payload;
+static int become_deep(uf_context *ctx, void *p) {
+    int *status = (int *)p;
+    *status = uf_context_become(ctx, deep_payload);
+    return 0;
+}
+
+static int set_output_deep(uf_binding_call *call, void *p) {
+    int *status = (int *)p;
+    *status = uf_binding_call_set_output(call, deep_payload);
+    return 1;
+}
+
+static void deep_json(void) {
+    const size_t depth = 100000;
+    uf_dispatcher *d = fresh(NULL);
+    char *arrays = nested("", "[", "]", depth, "");
+    char *objects = nested("", "{\"a\":", "}", depth, "");
+    deep_payload = nested("{\"data\":", "[", "]", depth, "}");
+    char *action = nested("{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":", "[", "]",
+                          depth, "}}");
+    char *definition = nested("{\"feature\":\"Deep\",\"states\":{\"A\":{\"description\":", "[", "]", depth, "}}}");
+    char *model = nested("{\"Holder\":{\"state\":\"Holding\",\"payload\":{\"data\":", "[", "]", depth, "}}}");
+    char *trigger = nested("", "{\"kind\":\"trigger\",\"feature\":\"Toggle\",\"initialized\":false,\"submit\":[", "]}",
+                           depth / 100, "");
+    char *rule = nested("", "{\"!\":[", "]}", depth, "");
+
+    expect("uf_register: 100,000 nested arrays", uf_register(d, arrays), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_register: 100,000 nested objects", uf_register(d, objects), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_register: a definition with a deep description", uf_register(d, definition), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_submit: 100,000 nested arrays", uf_submit(d, arrays), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_submit: a deep payload", uf_submit(d, action), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_submit: triggers nested 1,000 deep by submit", uf_submit(d, trigger), UF_ESCHEMA, UF_EJSON, END);
+    int become_status = 99;
+    expect("uf_submit_via: a via that becomes a deep payload",
+           uf_submit_via(d, "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\"}", become_deep,
+                         &become_status, NULL),
+           UF_ESCHEMA, UF_REJECTED, END);
+    check("  ... uf_context_become refused it", become_status == UF_ESCHEMA || become_status == UF_EJSON,
+          uf_status_name(become_status));
+    int output_status = 99;
+    expect("uf_register_handler (set_output of deep JSON)", uf_register_handler(d, "deep", set_output_deep, &output_status, NULL),
+           UF_OK, END);
+    expect("uf_register (a binding that calls it)",
+           uf_register(d, "{\"feature\":\"C\",\"states\":{\"X\":{}},\"bindings\":[{\"when\":\"Initialization<C>\","
+                          "\"given\":[{\"call\":\"deep\"}],\"then\":{\"submit\":[]}}]}"),
+           UF_OK, END);
+    expect("  ... an initialization runs it", uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"C\",\"into\":\"X\"}"), UF_OK, END);
+    check("  ... uf_binding_call_set_output refused it", output_status == UF_ESCHEMA || output_status == UF_EJSON,
+          uf_status_name(output_status));
+    expect("uf_submit_batch: 100,000 nested arrays", uf_submit_batch(d, arrays), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_state_restore: a deep payload", uf_state_restore(d, model), UF_ESCHEMA, UF_EJSON, END);
+    char *out = NULL;
+    expect("uf_logic_apply: a rule 100,000 deep", uf_logic_apply(rule, NULL, &out), UF_ESCHEMA, UF_EJSON, END);
+    expect("uf_logic_apply: data 100,000 deep", uf_logic_apply("{\"var\":\"a\"}", objects, &out), UF_ESCHEMA, UF_EJSON, END);
+    uf_dispatcher *nd = NULL;
+    char *options = nested("{\"reporting\":", "[", "]", depth, "}");
+    expect("uf_dispatcher_new: deep options", uf_dispatcher_new(&nd, options), UF_ESCHEMA, UF_EJSON, UF_EINVAL, END);
+    check("  ... and *out is NULL", nd == NULL, NULL);
+    expect("the dispatcher still works", uf_submit(d, init_off), UF_OK, END);
+    free(arrays), free(objects), free(deep_payload), free(action), free(definition), free(model), free(trigger);
+    free(rule), free(options);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 6. Invalid UTF-8 ---------------------------------------------------------------- */
+
+static void invalid_utf8(void) {
+    uf_dispatcher *d = fresh(NULL);
+    expect("uf_register: a feature name with \\xff",
+           uf_register(d, "{\"feature\":\"Bad\xff\",\"states\":{\"A\":{}}}"), UF_EJSON, END);
+    expect("uf_register: a state name with an overlong encoding",
+           uf_register(d, "{\"feature\":\"Bad\",\"states\":{\"A\xc0\xaf\":{}}}"), UF_EJSON, END);
+    expect("uf_register: a lone surrogate (\\xed\\xa0\\x80) in a description",
+           uf_register(d, "{\"feature\":\"Bad\",\"description\":\"\xed\xa0\x80\",\"states\":{\"A\":{}}}"), UF_EJSON, END);
+    expect("uf_submit: a feature name with a truncated sequence",
+           uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Toggle\xe2\x82\",\"into\":\"Off\"}"), UF_EJSON, END);
+    expect("uf_submit: a payload string with \\xfe",
+           uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":\"\xfe\"}}"),
+           UF_EJSON, END);
+    expect("uf_submit: valid non-ASCII in a payload is fine",
+           uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":\"h\xc3\xa9 \xf0\x9f\x98\x80\"}}"),
+           UF_OK, END);
+    char *out = NULL;
+    expect("uf_feature_get: a name with \\xff", uf_feature_get(d, "Toggle\xff", &out), UF_ENOTFOUND, UF_EINVAL, END);
+    expect("uf_subscribe: a filter with \\xff", uf_subscribe(d, "AnyMutationOf<Toggle\xff>", keep, NULL, NULL, NULL),
+           UF_ESCHEMA, UF_ENOTFOUND, END);
+    int status = uf_register_handler(d, "h\xff", handler_holds, NULL, NULL);
+    expect("uf_register_handler: a name with \\xff", status, UF_OK, UF_EINVAL, UF_ESCHEMA, END);
+    uf_action a = UF_ACTION_INIT;
+    a.kind = UF_ACTION_INITIALIZE;
+    a.feature = "Toggle\x80";
+    a.into = "Off";
+    expect("uf_dispatch: a feature with \\x80", uf_dispatch(d, &a), UF_ENOTFOUND, UF_EINVAL, END);
+    a.feature = "Toggle";
+    a.into = "O\xc3";
+    expect("uf_dispatch: a state with a truncated sequence", uf_dispatch(d, &a), UF_ENOTFOUND, UF_EINVAL, END);
+    a.feature = "Holder";
+    a.into = "Holding";
+    a.payload_json = "{\"data\":\"\xff\"}";
+    expect("uf_dispatch: a payload with \\xff", uf_dispatch(d, &a), UF_EJSON, END);
+    expect("uf_state_restore: a state name with \\xff", uf_state_restore(d, "{\"Toggle\":{\"state\":\"On\xff\",\"payload\":{}}}"),
+           UF_EJSON, END);
+    expect("uf_logic_apply: data with \\xff", uf_logic_apply("{\"var\":\"a\"}", "{\"a\":\"\xff\"}", &out), UF_EJSON, END);
+    expect("uf_logic_apply: a var path with \\xff", uf_logic_apply("{\"var\":\"a\xff\"}", "{}", &out), UF_EJSON, END);
+    uf_dispatcher *nd = NULL;
+    expect("uf_dispatcher_new: options with \\xff", uf_dispatcher_new(&nd, "{\"reporting\":\"n\xffne\"}"), UF_EJSON, END);
+    expect("uf_register_file: a path with \\xff", uf_register_file(d, "/nonexistent/\xff.json"), UF_EIO, END);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 7. Integers beyond 2^63 and numbers beyond the doubles --------------------------- */
+
+static void big_numbers(void) {
+    uf_dispatcher *d = fresh(NULL);
+    static const char *const numbers[] = {
+        "9223372036854775808", "-9223372036854775809", "18446744073709551616",
+        "123456789012345678901234567890", "1e400", "-1e400",
+    };
+    char json[300];
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; ++i) {
+        char name[120];
+        snprintf(json, sizeof json,
+                 "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":%s}}", numbers[i]);
+        snprintf(name, sizeof name, "uf_submit: an any field = %s", numbers[i]);
+        expect(name, uf_submit(d, json), UF_EJSON, END);
+        snprintf(json, sizeof json,
+                 "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":0,\"n\":%s}}", numbers[i]);
+        snprintf(name, sizeof name, "uf_submit: an integer field = %s", numbers[i]);
+        expect(name, uf_submit(d, json), UF_EJSON, END);
+        snprintf(json, sizeof json, "{\"max_cascade\":%s}", numbers[i]);
+        uf_dispatcher *nd = NULL;
+        snprintf(name, sizeof name, "uf_dispatcher_new: max_cascade = %s", numbers[i]);
+        expect(name, uf_dispatcher_new(&nd, json), UF_EJSON, END);
+        snprintf(json, sizeof json, "{\"+\":[%s,1]}", numbers[i]);
+        char *out = NULL;
+        snprintf(name, sizeof name, "uf_logic_apply: %s + 1", numbers[i]);
+        expect(name, uf_logic_apply(json, NULL, &out), UF_EJSON, END);
+        snprintf(json, sizeof json,
+                 "{\"feature\":\"N%zu\",\"states\":{\"A\":{\"fields\":{\"n\":{\"type\":\"integer\",\"default\":%s}}}}}", i, numbers[i]);
+        snprintf(name, sizeof name, "uf_register: an integer default = %s", numbers[i]);
+        expect(name, uf_register(d, json), UF_EJSON, END);
+    }
+    expect("uf_submit: an integer field = 2^53 + 1 (beyond integers)",
+           uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":0,\"n\":9007199254740993}}"),
+           UF_ESCHEMA, END);
+    expect("uf_submit: an integer field = 2^53 (the largest)",
+           uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":0,\"n\":9007199254740992}}"),
+           UF_OK, END);
+    expect("uf_submit: a number field = 9223372036854775807 (fits 64 bits)",
+           uf_submit(d, "{\"kind\":\"actualize\",\"feature\":\"Holder\",\"in\":\"Holding\",\"payload\":{\"data\":0,\"x\":9223372036854775807}}"),
+           UF_OK, END);
+    uf_dispatcher *nd = NULL;
+    expect("uf_dispatcher_new: max_cascade = 0", uf_dispatcher_new(&nd, "{\"max_cascade\":0}"), UF_EINVAL, END);
+    expect("uf_dispatcher_new: max_cascade = 2^63 - 1",
+           uf_dispatcher_new(&nd, "{\"max_cascade\":9223372036854775807}"), UF_OK, UF_EINVAL, END);
+    uf_dispatcher_free(nd);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 8. Definitions (and payloads) of 10 MB ------------------------------------------ */
+
+static void ten_megabytes(void) {
+    const size_t mb10 = 10u << 20;
+    uf_dispatcher *d = fresh(NULL);
+    char *name;
+
+    /* One feature whose description is 10 MB. */
+    char *big = repeat("{\"feature\":\"Big\",\"description\":\"", "x", mb10, "\",\"states\":{\"A\":{}}}");
+    begin(name = "uf_register: one feature with a 10 MB description");
+    expect(name, uf_register(d, big), UF_OK, END);
+    free(big);
+
+    /* A 10 MB payload string. */
+    big = repeat("{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":\"", "y", mb10, "\"}}");
+    begin(name = "uf_submit: a 10 MB payload");
+    expect(name, uf_submit(d, big), UF_OK, END);
+    free(big);
+    char *out = NULL;
+    begin(name = "uf_state_get: the 10 MB model");
+    expect(name, uf_state_get(d, &out), UF_OK, END);
+    begin(name = "uf_state_restore: the 10 MB model");
+    expect(name, uf_state_restore(d, out), UF_OK, END);
+    uf_free(out);
+
+    /* 10 MB of garbage: the parser gives up at once. */
+    big = repeat("{\"features\":[", "@", mb10, "]}");
+    begin(name = "uf_register: 10 MB that is not JSON");
+    expect(name, uf_register(d, big), UF_EJSON, END);
+    free(big);
+
+    /* 10 MB of valid JSON of the wrong shape (one array of 5 million zeros). */
+    big = repeat("[", "0,", mb10 / 2, "0]");
+    begin(name = "uf_register: a 10 MB array of numbers");
+    expect(name, uf_register(d, big), UF_ESCHEMA, END);
+    free(big);
+
+    /* A feature with 10 MB of fields (about 300,000), and a payload that sets them. */
+    {
+        size_t count = mb10 / 40;
+        size_t cap = count * 48 + 200, len = 0;
+        char *s = (char *)malloc(cap);
+        if (!s) abort();
+        len += (size_t)sprintf(s + len, "{\"feature\":\"Wide\",\"states\":{\"W\":{\"fields\":{");
+        for (size_t i = 0; i < count; ++i)
+            len += (size_t)sprintf(s + len, "%s\"f%zu\":{\"type\":\"integer\",\"optional\":true}", i ? "," : "", i);
+        sprintf(s + len, "}}}}");
+        begin(name = "uf_register: 10 MB of fields in one state");
+        expect(name, uf_register(d, s), UF_OK, END);
+        len = (size_t)sprintf(s, "{\"kind\":\"initialize\",\"feature\":\"Wide\",\"into\":\"W\",\"payload\":{");
+        for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"f%zu\":%zu", i ? "," : "", count - 1 - i, i);
+        sprintf(s + len, "}}");
+        begin(name = "uf_submit: a payload setting all of them");
+        expect(name, uf_submit(d, s), UF_OK, END);
+        free(s);
+    }
+
+    /* 10 MB of states in one feature, each with a transition (about 250,000). */
+    {
+        size_t count = mb10 / 42;
+        size_t cap = count * 64 + 200, len = 0;
+        char *s = (char *)malloc(cap);
+        if (!s) abort();
+        len += (size_t)sprintf(s + len, "{\"feature\":\"Tall\",\"states\":{");
+        for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"S%zu\":{}", i ? "," : "", i);
+        len += (size_t)sprintf(s + len, "},\"transitions\":{");
+        for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"S%zu\":[\"S%zu\"]", i ? "," : "", i, (i + 1) % count);
+        sprintf(s + len, "}}");
+        begin(name = "uf_register: 10 MB of states and transitions");
+        expect(name, uf_register(d, s), UF_OK, END);
+        free(s);
+    }
+
+    /* 10 MB of small features in one call (about 260,000). */
+    {
+        size_t count = mb10 / 40;
+        size_t cap = count * 48 + 64, len = 0;
+        char *s = (char *)malloc(cap);
+        if (!s) abort();
+        s[len++] = '[';
+        for (size_t i = 0; i < count; ++i)
+            len += (size_t)sprintf(s + len, "%s{\"feature\":\"F%zu\",\"states\":{\"A\":{}}}", i ? "," : "", i);
+        sprintf(s + len, "]");
+        begin(name = "uf_register: 10 MB of features in one call");
+        expect(name, uf_register(d, s), UF_OK, END);
+        free(s);
+    }
+    uf_dispatcher_free(d);
+}
+
+int main(void) {
+    const char *env = getenv("UNIFLOW_MISUSE_CASE_SECONDS");
+    case_limit = env ? atof(env) : 20;
+    begin("the first case");
+    pthread_t watcher;
+    if (pthread_create(&watcher, NULL, watchdog, NULL) != 0) return 2;
+    pthread_detach(watcher);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    null_arguments();
+    stale_ids();
+    free_inside_callbacks();
+    invalid_utf8();
+    big_numbers();
+    deep_json();
+    a_million_submits();
+    ten_megabytes(); /* last: a hang there ends the program at the watchdog's limit */
+
+    printf("misuse: %d cases, %d failed\n", cases, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,249 @@
+/*
+ * fuzz_subscribe.c — uf_subscribe's filter expressions (SPEC 4.5).
+ *
+ * The input is a filter. The target subscribes with it on a dispatcher holding
+ * the fixed definitions, runs a fixed script that makes every kind of mutation
+ * of every feature, and compares what the subscriber received with a reference
+ * matcher written here from the SPEC's table (a differential test): a filter the
+ * reference parses must subscribe, one it does not must be UF_ESCHEMA or
+ * UF_ENOTFOUND, and the subscriber must see exactly the mutations the reference
+ * matches. Then: uf_unsubscribe works once and is UF_ENOTFOUND after, and the
+ * subscription's payload_free ran exactly once.
+ *
+ * One dispatcher serves every input (registration is the slow part and the
+ * script leaves the model empty again), so seq keeps growing across inputs; that
+ * changes nothing a filter can see.
+ */
+#include "fuzz_common.h"
+
+/* ---- the reference filter parser --------------------------------------------------- */
+
+typedef enum arg { ARG_NONE, ARG_FEATURE, ARG_STATE, ARG_TWO_STATES } arg;
+
+static const struct form {
+    const char *name;
+    arg argument;
+} forms[] = {
+    {"AnyMutation", ARG_NONE},          {"AnyMutationOf", ARG_FEATURE},
+    {"AnyUpdateOf", ARG_FEATURE},       {"AnySettingOf", ARG_FEATURE},
+    {"SettingInto", ARG_STATE},         {"Initialization", ARG_FEATURE},
+    {"Actualization", ARG_FEATURE},     {"Transition", ARG_FEATURE},
+    {"Deinitialization", ARG_FEATURE},  {"InitializationInto", ARG_STATE},
+    {"ActualizationIn", ARG_STATE},     {"TransitionInto", ARG_STATE},
+    {"TransitionFrom", ARG_STATE},      {"TransitionBetween", ARG_TWO_STATES},
+    {"DeinitializationFrom", ARG_STATE},
+};
+
+typedef struct filter {
+    const char *form;
+    char feature[300], state[300], second_feature[300], second_state[300];
+} filter;
+
+static const char *blanks(const char *p) {
+    while (*p == ' ' || *p == '\t') ++p;
+    return p;
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*, at most 256 bytes; copies it to out (NULL: no name). */
+static const char *name(const char *p, char *out) {
+    const char *start = p;
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_')) return NULL;
+    while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_') ++p;
+    if (p - start > 256) return NULL;
+    memcpy(out, start, (size_t)(p - start));
+    out[p - start] = '\0';
+    return blanks(p);
+}
+
+/* 1 when the text is a well-formed filter (names not checked against the
+ * registry), 0 when it is UF_ESCHEMA. */
+static int reference_parse(const char *text, filter *f) {
+    memset(f, 0, sizeof *f);
+    char form_name[300];
+    const char *p = name(blanks(text), form_name);
+    if (!p) return 0;
+    const struct form *form = NULL;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; ++i)
+        if (strcmp(forms[i].name, form_name) == 0) form = &forms[i];
+    if (!form) return 0;
+    f->form = form->name;
+    if (form->argument == ARG_NONE) return *p == '\0';
+    if (*p != '<') return 0;
+    p = name(blanks(p + 1), f->feature);
+    if (!p) return 0;
+    if (form->argument != ARG_FEATURE) {
+        if (*p != '.') return 0;
+        p = name(blanks(p + 1), f->state);
+        if (!p) return 0;
+    }
+    if (form->argument == ARG_TWO_STATES) {
+        if (*p != ',') return 0;
+        p = name(blanks(p + 1), f->second_feature);
+        if (!p || *p != '.') return 0;
+        p = name(blanks(p + 1), f->second_state);
+        if (!p) return 0;
+        if (strcmp(f->feature, f->second_feature) != 0) return 0; /* across two features */
+    }
+    if (*p != '>') return 0;
+    return *blanks(p + 1) == '\0';
+}
+
+/* ---- the fixed script ------------------------------------------------------------ */
+
+static const char *const script[] = {
+    "{\"kind\":\"initialize\",\"feature\":\"FileDownloading\",\"into\":\"Starting\"}",
+    "{\"kind\":\"transition\",\"feature\":\"FileDownloading\",\"into\":\"InProgress\",\"payload\":{\"progress\":10}}",
+    "{\"kind\":\"actualize\",\"feature\":\"FileDownloading\",\"in\":\"InProgress\",\"payload\":{\"progress\":50}}",
+    "{\"kind\":\"transition\",\"feature\":\"FileDownloading\",\"into\":\"InProgress\",\"same\":true,\"payload\":{\"progress\":60}}",
+    "{\"kind\":\"transition\",\"feature\":\"FileDownloading\",\"into\":\"Failed\",\"payload\":{\"reason\":\"r\"}}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"FileDownloading\"}",
+    "{\"kind\":\"initialize\",\"feature\":\"Login\",\"into\":\"LoggedOut\"}",
+    "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggingIn\",\"payload\":{\"username\":\"u\"}}",
+    "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggedIn\",\"payload\":{\"sessionToken\":\"t\"}}",
+    "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggedOut\"}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"Login\",\"from\":\"LoggedOut\"}",
+    "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}",
+    "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":2}}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"Main\"}",
+    "{\"kind\":\"initialize\",\"feature\":\"Search\",\"into\":\"Ready\"}",
+    "{\"kind\":\"transition\",\"feature\":\"Search\",\"from\":\"Ready\",\"into\":\"InProgress\",\"payload\":{\"query\":\"q\",\"progress\":1}}",
+    "{\"kind\":\"transition\",\"feature\":\"Search\",\"into\":\"Failed\",\"payload\":{\"reason\":\"r\"}}",
+    "{\"kind\":\"transition\",\"feature\":\"Search\",\"into\":\"Ready\"}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"Search\",\"from\":\"Ready\"}",
+    "{\"kind\":\"initialize\",\"feature\":\"Stats\",\"into\":\"Counting\"}",
+    "{\"kind\":\"actualize\",\"feature\":\"Stats\",\"in\":\"Counting\",\"payload\":{\"completed\":3}}",
+    "{\"kind\":\"transition\",\"feature\":\"Stats\",\"into\":\"Counting\",\"same\":true}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"Stats\"}",
+    "{\"kind\":\"initialize\",\"feature\":\"Ping\",\"into\":\"B\"}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"Ping\"}",
+};
+
+enum { MAX_SEEN = 64 };
+
+typedef struct seen_mutation {
+    uf_mutation_kind kind;
+    char feature[32], old_state[32], new_state[32];
+} seen_mutation;
+
+typedef struct log {
+    seen_mutation all[MAX_SEEN]; /* from an AnyMutation subscriber registered first */
+    int count;
+    uint64_t matched_seq[MAX_SEEN]; /* what the fuzzed subscriber received */
+    int matched;
+    uint64_t first_seq;
+    long live_payloads;
+} log_t;
+
+static log_t log_;
+
+static void copy(char *out, const char *text) {
+    snprintf(out, 32, "%s", text ? text : "");
+}
+
+static int record_all(const uf_mutation *m, void *payload) {
+    (void)payload;
+    if (log_.count == 0) log_.first_seq = uf_mutation_seq(m);
+    FUZZ_ASSERT(log_.count < MAX_SEEN, "too many mutations");
+    seen_mutation *s = &log_.all[log_.count++];
+    s->kind = uf_mutation_kind_of(m);
+    copy(s->feature, uf_mutation_feature(m));
+    copy(s->old_state, uf_mutation_old_state(m));
+    copy(s->new_state, uf_mutation_new_state(m));
+    return UF_KEEP;
+}
+
+static int record_matched(const uf_mutation *m, void *payload) {
+    FUZZ_ASSERT(payload == &log_, "the subscriber got another payload");
+    FUZZ_ASSERT(log_.matched < MAX_SEEN, "too many mutations");
+    log_.matched_seq[log_.matched++] = uf_mutation_seq(m);
+    return UF_KEEP;
+}
+
+static void release(void *payload) {
+    FUZZ_ASSERT(payload == &log_, "payload_free got another payload");
+    --log_.live_payloads;
+}
+
+static int reference_match(const filter *f, const seen_mutation *m) {
+    const char *form = f->form;
+    if (strcmp(form, "AnyMutation") == 0) return 1;
+    if (strcmp(m->feature, f->feature) != 0) return 0;
+    int init = m->kind == UF_MUTATION_INITIALIZATION, act = m->kind == UF_MUTATION_ACTUALIZATION,
+        tr = m->kind == UF_MUTATION_TRANSITION, deinit = m->kind == UF_MUTATION_DEINITIALIZATION;
+    if (strcmp(form, "AnyMutationOf") == 0) return 1;
+    if (strcmp(form, "AnyUpdateOf") == 0) return act || tr;
+    if (strcmp(form, "AnySettingOf") == 0) return init || act || tr;
+    if (strcmp(form, "SettingInto") == 0) return !deinit && strcmp(m->new_state, f->state) == 0;
+    if (strcmp(form, "Initialization") == 0) return init;
+    if (strcmp(form, "Actualization") == 0) return act;
+    if (strcmp(form, "Transition") == 0) return tr;
+    if (strcmp(form, "Deinitialization") == 0) return deinit;
+    if (strcmp(form, "InitializationInto") == 0) return init && strcmp(m->new_state, f->state) == 0;
+    if (strcmp(form, "ActualizationIn") == 0) return act && strcmp(m->new_state, f->state) == 0;
+    if (strcmp(form, "TransitionInto") == 0) return tr && strcmp(m->new_state, f->state) == 0;
+    if (strcmp(form, "TransitionFrom") == 0) return tr && strcmp(m->old_state, f->state) == 0;
+    if (strcmp(form, "TransitionBetween") == 0)
+        return tr && strcmp(m->old_state, f->state) == 0 && strcmp(m->new_state, f->second_state) == 0;
+    if (strcmp(form, "DeinitializationFrom") == 0) return deinit && strcmp(m->old_state, f->state) == 0;
+    abort();
+}
+
+static uf_dispatcher *dispatcher;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!dispatcher) {
+        dispatcher = fuzz_fixed_dispatcher(NULL);
+        FUZZ_ASSERT(uf_subscribe(dispatcher, NULL, record_all, NULL, NULL, NULL) == UF_OK, "uf_subscribe");
+    }
+    char *text = fuzz_cstring(data, size);
+    memset(&log_, 0, sizeof log_);
+
+    filter reference;
+    int parses = reference_parse(text, &reference);
+    uint64_t id = 0;
+    log_.live_payloads = 1;
+    int status = uf_subscribe(dispatcher, text, record_matched, &log_, release, &id);
+    fuzz_check_status("uf_subscribe", status);
+    if (!parses) {
+        FUZZ_ASSERT(status == UF_ESCHEMA, "the filter '%s' is not well formed but uf_subscribe gave %s",
+                    text, uf_status_name(status));
+    } else {
+        FUZZ_ASSERT(status == UF_OK || status == UF_ENOTFOUND,
+                    "the filter '%s' is well formed but uf_subscribe gave %s", text, uf_status_name(status));
+    }
+    if (status != UF_OK) {
+        FUZZ_ASSERT(log_.live_payloads == 0, "payload_free did not run at once for a refused subscription");
+        FUZZ_ASSERT(id == 0, "a refused subscription set an id");
+        free(text);
+        return 0;
+    }
+    FUZZ_ASSERT(id != 0, "subscription id 0");
+
+    for (size_t i = 0; i < sizeof script / sizeof script[0]; ++i) {
+        int applied = uf_submit(dispatcher, script[i]);
+        FUZZ_ASSERT(applied == UF_OK, "the fixed script failed at %zu: %s", i, uf_last_error());
+    }
+    char *state = fuzz_state(dispatcher);
+    FUZZ_ASSERT(strcmp(state, "{}") == 0, "the fixed script left %s", state);
+    uf_free(state);
+
+    int expected = 0;
+    for (int i = 0; i < log_.count; ++i) {
+        if (!reference_match(&reference, &log_.all[i])) continue;
+        uint64_t seq = log_.first_seq + (uint64_t)i;
+        FUZZ_ASSERT(expected < log_.matched && log_.matched_seq[expected] == seq,
+                    "filter '%s' should match mutation %d (%s %d %s->%s)", text, i, log_.all[i].feature,
+                    (int)log_.all[i].kind, log_.all[i].old_state, log_.all[i].new_state);
+        ++expected;
+    }
+    FUZZ_ASSERT(expected == log_.matched, "filter '%s' matched %d mutations, the reference %d", text,
+                log_.matched, expected);
+
+    FUZZ_ASSERT(uf_unsubscribe(dispatcher, id) == UF_OK, "uf_unsubscribe");
+    FUZZ_ASSERT(log_.live_payloads == 0, "payload_free did not run on uf_unsubscribe");
+    int again = uf_unsubscribe(dispatcher, id);
+    fuzz_check_status("uf_unsubscribe", again);
+    FUZZ_ASSERT(again == UF_ENOTFOUND, "a second uf_unsubscribe gave %s", uf_status_name(again));
+    free(text);
+    return 0;
+}

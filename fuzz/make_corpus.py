@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under fuzz/corpus/<target>/ (committed; rerun after
+the tests or examples change, then review the diff).
+
+Seeds come from examples/definitions, from the JSON literals of the Swift tests
+(Tests/UniFlowTests: definitions, actions, models, JsonLogic cases, filters) and
+from the hand-written scripts below. Each seed file is named after the SHA-1 of
+its content, as libFuzzer names the units it adds, so rerunning adds nothing twice.
+Files larger than 4 KiB are left out: the corpora stay small, and libFuzzer
+grows inputs from there.
+"""
+import hashlib
+import json
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fuzz" / "corpus"
+MAX_SEED = 4096
+
+FILTERS = ["AnyMutation", "AnyMutationOf<FileDownloading>", "AnyUpdateOf<Ping>", "AnySettingOf<Main>",
+           "SettingInto<FileDownloading.InProgress>", "Initialization<Login>", "Actualization<Main>",
+           "Transition<Search>", "Deinitialization<Stats>", "InitializationInto<Login.LoggedOut>",
+           "ActualizationIn<FileDownloading.InProgress>", "TransitionInto<Search.Failed>",
+           "TransitionFrom<Login.LoggingIn>", "TransitionBetween<Search.Ready, Search.InProgress>",
+           "DeinitializationFrom<FileDownloading.Failed>", " AnyMutationOf < Main > ",
+           "TransitionBetween<Login.LoggedOut,Main.Main>", "Transition<Nope>", "SettingInto<Main.Nope>",
+           "AnyMutation<Main>", "Transition<Main.Main>", ""]
+
+SUBMIT_SCRIPTS = [
+    # A download that completes through its model binding, then counts in Stats.
+    '{"kind":"initialize","feature":"Stats","into":"Counting"}\n'
+    '{"kind":"initialize","feature":"FileDownloading","into":"Starting","scope":"s","context":"c","id":"1"}\n'
+    'V0{"kind":"transition","feature":"FileDownloading","into":"InProgress"}\t{"progress":100}\n'
+    '{"kind":"actualize","feature":"FileDownloading","in":"InProgress","payload":{"progress":100}}\n',
+    # Subscribers that submit, and unsubscribing.
+    'S AnyMutationOf<Main>\t{"kind":"actualize","feature":"Main","in":"Main","payload":{"val":9}}\n'
+    'SAnyMutation\n'
+    '{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":1}}\n'
+    'U1\nU0\nU99\n'
+    '{"kind":"deinitialize","feature":"Main","from":"Main"}\n',
+    # The binding cycle that only the cascade limit stops.
+    '{"kind":"initialize","feature":"Ping","into":"A"}\n{"kind":"transition","feature":"Ping","into":"B"}\n',
+    # A trigger whose binding submits a trigger that submits.
+    '{"kind":"initialize","feature":"Gate","into":"Open"}\n'
+    '{"kind":"trigger","feature":"Search","in":"Ready","submit":[{"kind":"transition","feature":"Search",'
+    '"into":"InProgress","payload":{"query":"q","progress":1}}]}\n',
+    # Batches: one that commits, one that rolls back.
+    'B[{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":1}},'
+    '{"kind":"actualize","feature":"Main","in":"Main","payload":{"val":2}}]\n'
+    'B[{"kind":"initialize","feature":"Search","into":"Ready"},'
+    '{"kind":"transition","feature":"Search","from":"Failed","into":"Ready"}]\n',
+    # Restore, then actions on the restored model; uf_dispatch with every field.
+    'R{"Main":{"state":"Main","payload":{"val":3}},"Login":{"state":"LoggedIn","payload":{"sessionToken":"t"}}}\n'
+    'D2|Main||Main|{"val":4}||id1\nD3|Main|Main|Main||s|\nD4|Login|LoggedIn||||\nD5|Login|||||u\n'
+    'D1|Stats||Counting|{"completed":5,"flag":true,"obj":{"a":[1]},"arr":[],"any":null,"ratio":1.5}||\n'
+    'D1|Ping||A|||vz\n',
+    # Via callbacks: decline, fail, resubmit, free from inside.
+    'V1{"kind":"initialize","feature":"Login","into":"LoggedOut"}\n'
+    'V-{"kind":"initialize","feature":"Login","into":"LoggedOut"}\n'
+    'Vs{"kind":"initialize","feature":"Login","into":"LoggedOut"}\n'
+    'Vf{"kind":"transition","feature":"Login","into":"LoggingIn"}\t{"username":"u"}\n'
+    'V0{"kind":"transition","feature":"Login","into":"LoggedIn"}\t{"sessionToken":1}\n',
+    # Inputs that must fail cleanly.
+    '{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":18446744073709551616}}\n'
+    '{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":1.5}}\n'
+    '{"kind":"initialize","feature":"Main","into":"Main","payload":{"val":1},"payload":{}}\n'
+    '{"kind":"bogus","feature":"Main"}\n{"kind":"initialize","feature":"M\xc3\xa4in","into":"Main"}\n'
+    '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]\n',
+]
+
+RESTORE_SEEDS = [
+    '{}',
+    '{"Main":{"state":"Main","payload":{"val":3}}}',
+    '{"FileDownloading":{"state":"Failed","payload":{"reason":"r","code":4}},"Ping":{"state":"A","payload":{}}}',
+    '{"Stats":{"state":"Counting","payload":{"completed":1,"note":"n","any":[null]}},'
+    '"Search":{"state":"InProgress","payload":{"query":"q","progress":3}}}',
+    '{"Login":{"state":"LoggedIn","payload":{}}}',
+    '{"Nope":{"state":"A","payload":{}}}',
+    '{"Main":{"state":"Main"}}',
+    '{"Gate":{"state":"Open","payload":{}},"Gate":{"state":"Closed","payload":{}}}',
+    '[]',
+]
+
+LOGIC_SEEDS = [
+    '{"cat":[false,[1,2]]}',
+    '{"var":"a.b"}\n{"a":{"b":[1]}}',
+    '{"reduce":[{"var":"xs"},{"+":[{"var":"current"},{"var":"accumulator"}]},0]}\n{"xs":[1,2,3]}',
+    '{"map":[{"var":"xs"},{"*":[{"var":""},2]}]}\n{"xs":[1,2]}',
+    '{"filter":[[1,2,3],{">":[{"var":""},1]}]}',
+    '{"substr":["jsonlogic",-5,2]}',
+    '{"missing_some":[1,["a","b"]]}\n{"a":1}',
+    '{"if":[{"<":[1,2,3]},"yes",{"in":["x","xyz"]},"maybe","no"]}',
+    '{"/":[1,0]}',
+    '{"%":[7,{"var":"n"}]}\n{"n":-0}',
+]
+
+
+def seed(target, text):
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    if len(data) > MAX_SEED:
+        return
+    folder = CORPUS / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def swift_literals(path):
+    """The raw string literals #"..."# and multi-line string literals of a Swift file."""
+    text = path.read_text()
+    for m in re.finditer(r'#"(.*?)"#', text):
+        yield m.group(1)
+    for m in re.finditer(r'"""\n(.*?)\n\s*"""', text, re.S):
+        yield m.group(1)
+
+
+def main():
+    for path in sorted((ROOT / "examples" / "definitions").glob("*.json")):
+        seed("register", path.read_bytes())
+    for path in sorted((ROOT / "Tests" / "UniFlowTests").glob("*.swift")):
+        for literal in swift_literals(path):
+            if "\\(" in literal:  # interpolation: not a literal value
+                continue
+            try:
+                value = json.loads(literal)
+            except ValueError:
+                value = None
+            if "Logic" in path.name:
+                if isinstance(value, list) and len(value) == 3:  # [rule, data, expected]
+                    seed("logic", json.dumps(value[0]) + "\n" + json.dumps(value[1]))
+                else:
+                    seed("logic", literal)
+            elif '"states"' in literal:
+                seed("register", literal)
+            elif '"kind"' in literal:
+                seed("submit", " ".join(literal.split("\n")) + "\n")
+            elif isinstance(value, dict) and value and all(
+                    isinstance(v, dict) and "state" in v for v in value.values()):
+                seed("restore", literal)
+    for f in FILTERS:
+        seed("subscribe", f)
+    for s in SUBMIT_SCRIPTS:
+        seed("submit", s)
+    for r in RESTORE_SEEDS:
+        seed("restore", r)
+    for rule in LOGIC_SEEDS:
+        seed("logic", rule)
+    for target in ["register", "submit", "subscribe", "logic", "restore"]:
+        count = len(list((CORPUS / target).iterdir()))
+        print(f"fuzz/corpus/{target}: {count} files", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
