@@ -37,6 +37,7 @@
 #ifndef UNIFLOW_H
 #define UNIFLOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
