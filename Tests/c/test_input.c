@@ -371,7 +371,8 @@ static void a_wrong_struct_size_is_invalid(void) {
 
     /* The via is released whatever the outcome: refused for a smaller size (its
      * fields lie beyond `size`, so they read as zero: nothing to release), and
-     * for a larger one (test_known_bugs.c). */
+     * refused for a larger one, whose via fields are where this header puts them:
+     * released once, never run. */
     a->via = count_via;
     a->via_payload = &freed;
     a->via_payload_free = check_count_free;
@@ -379,6 +380,10 @@ static void a_wrong_struct_size_is_invalid(void) {
     CHECK_STATUS(uf_dispatch(d, a), UF_EINVAL);
     CHECK(via_runs == 0);
     CHECK(freed == 0);
+    a->size = (unsigned)sizeof larger;
+    CHECK_STATUS(uf_dispatch(d, a), UF_EINVAL);
+    CHECK(via_runs == 0);
+    CHECK(freed == 1);
 
     /* Unknown kinds and fields that do not fit the kind. */
     a->size = sizeof(uf_action);
@@ -418,6 +423,26 @@ static void a_wrong_struct_size_is_invalid(void) {
     uf_dispatcher_free(d);
 }
 
+/* ---- NUL inside names ----
+ * JSON allows "\u0000" in a string. A name with it is no registered name, even
+ * though its C string would end at the NUL and spell one. */
+static void a_nul_in_a_name_is_not_the_end_of_the_name(void) {
+    static const char *const actions[] = {
+        "{\"kind\":\"transition\",\"feature\":\"Toggle\\u0000junk\",\"from\":\"Off\",\"into\":\"On\"}",
+        "{\"kind\":\"transition\",\"feature\":\"Toggle\",\"from\":\"Off\",\"into\":\"On\\u0000xyz\"}",
+    };
+    static const char *const messages[] = {
+        "unknown feature 'Toggle\\u0000junk'",
+        "unknown state 'On\\u0000xyz' of feature Toggle",
+    };
+    for (int i = 0; i < 2; ++i) {
+        uf_dispatcher *d = started();
+        CHECK_ERROR(uf_submit(d, actions[i]), UF_ENOTFOUND, messages[i]);
+        CHECK_STATE(d, before);
+        uf_dispatcher_free(d);
+    }
+}
+
 int main(void) {
     malformed_json_names_line_and_column();
     deep_nesting_is_refused_without_crashing();
@@ -425,5 +450,6 @@ int main(void) {
     invalid_utf8_is_not_json();
     numbers_beyond_their_range_are_refused();
     a_wrong_struct_size_is_invalid();
+    a_nul_in_a_name_is_not_the_end_of_the_name();
     return check_summary();
 }

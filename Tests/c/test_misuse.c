@@ -657,8 +657,7 @@ static void handlers_release_their_payload_once(void) {
 
 /* ---- Callbacks that run while the dispatcher is being freed ---- */
 
-/* A subscription's payload_free that tries to submit during the free. (Those that
- * subscribe, set a reporter or register a handler then: test_known_bugs.c.) */
+/* A subscription's payload_free that tries to submit during the free. */
 static int late_submit_status = 99;
 
 static void submit_while_freed(void *payload) {
@@ -674,6 +673,50 @@ static void submits_during_the_free_are_refused(void) {
     CHECK_STR(uf_last_error(), "the dispatcher is being freed");
 }
 
+/* Callbacks run by uf_dispatcher_free that try to register something: refused
+ * (nothing registered then could ever be released) and their payload_free runs
+ * at once, so that it still runs exactly once. */
+static int late_freed[3];
+static int late_status[3] = {99, 99, 99};
+static char late_error[3][128];
+
+static void count_late(void *payload) {
+    ++*(int *)payload;
+}
+
+static void subscribe_while_freed(void *payload) {
+    late_status[0] = uf_subscribe((uf_dispatcher *)payload, NULL, keep, &late_freed[0], count_late, NULL);
+    snprintf(late_error[0], sizeof late_error[0], "%s", uf_last_error());
+}
+
+static void set_reporter_while_freed(void *payload) {
+    late_status[1] = uf_set_reporter((uf_dispatcher *)payload, ignore_report, &late_freed[1], count_late);
+    snprintf(late_error[1], sizeof late_error[1], "%s", uf_last_error());
+}
+
+static void register_handler_while_freed(void *payload) {
+    late_status[2] = uf_register_handler((uf_dispatcher *)payload, "zz_late", handle, &late_freed[2], count_late);
+    snprintf(late_error[2], sizeof late_error[2], "%s", uf_last_error());
+}
+
+static void registrations_during_the_free_are_refused_and_released(void) {
+    uf_dispatcher *d = check_dispatcher(NULL, NULL);
+    CHECK_STATUS(uf_subscribe(d, NULL, keep, d, subscribe_while_freed, NULL), UF_OK);
+    CHECK_STATUS(uf_set_reporter(d, ignore_report, d, set_reporter_while_freed), UF_OK);
+    CHECK_STATUS(uf_register_handler(d, "a_first", handle, d, register_handler_while_freed), UF_OK);
+    uf_dispatcher_free(d);
+    static const char *const messages[3] = {
+        "uf_subscribe: the dispatcher is being freed",
+        "uf_set_reporter: the dispatcher is being freed",
+        "uf_register_handler: the dispatcher is being freed",
+    };
+    for (int i = 0; i < 3; ++i) {
+        CHECK_STATUS(late_status[i], UF_EMISUSE);
+        CHECK_STR(late_error[i], messages[i]);
+        CHECK(late_freed[i] == 1);
+    }
+}
+
 int main(void) {
     every_null_argument_is_refused();
     handlers_get_null_and_misuse_refused();
@@ -687,5 +730,6 @@ int main(void) {
     reporters_release_their_payload_once();
     handlers_release_their_payload_once();
     submits_during_the_free_are_refused();
+    registrations_during_the_free_are_refused_and_released();
     return check_summary();
 }

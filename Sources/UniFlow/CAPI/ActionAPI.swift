@@ -46,6 +46,13 @@ public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?
     guard let action else { return nullArgument("uf_dispatch", "action") }
     let size = Int(action.pointee.size)
     guard size >= releasedActionSize && size <= MemoryLayout<uf_action>.size else {
+        // A newer caller's struct still has the via fields where this header puts
+        // them: release its payload, as promised whatever the outcome. A smaller
+        // one ends before them, so there is nothing of ours to release.
+        if size > MemoryLayout<uf_action>.size {
+            let a = action.pointee
+            if a.via != nil { a.via_payload_free?(a.via_payload) }
+        }
         return fail(UniFlowError(.invalidArgument, "uf_dispatch: action->size is \(size), expected \(MemoryLayout<uf_action>.size) (sizeof(uf_action))"))
     }
     // Copied once: the caller may reuse its struct as soon as we return.

@@ -23,7 +23,7 @@ public func uf_subscribe(_ d: OpaquePointer?, _ when: UnsafePointer<CChar>?, _ f
             let expression = try when.map { (text) throws(UniFlowError) in try FilterExpression.parse(String(cString: text)) }
                 ?? FilterExpression(form: .anyMutation)
             let id = try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
-                dispatcher.subscribe(try dispatcher.compile(expression), fn: fn, payload: payload, payloadFree: payload_free)
+                try dispatcher.subscribe(try dispatcher.compile(expression), fn: fn, payload: payload, payloadFree: payload_free)
             }
             out_id?.pointee = id
             return .ok
@@ -132,7 +132,12 @@ public func uf_set_reporter(_ d: OpaquePointer?, _ fn: uf_report_fn?, _ payload:
         // Without a function the library keeps nothing of the payload: release it now.
         if fn == nil { payload_free?(payload) }
         let reporter = fn.map { CustomReporter(fn: $0, payload: payload, payloadFree: payload_free) }
-        dispatcher.exclusive { dispatcher.setReporter(reporter) }
+        do throws(UniFlowError) {
+            try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.setReporter(reporter) }
+        } catch {
+            reporter?.release()
+            throw error
+        }
         return .ok
     }
 }

@@ -36,7 +36,10 @@ struct ThreadError {
         let state = currentOrNew()
         free(state.pointee.message)
         state.pointee.status = error.status.rawValue
-        state.pointee.message = strdup(error.message)
+        // A C string ends at the first NUL; a name read from JSON may hold one
+        // ("\u0000"), so it is spelled the way JSON does.
+        let message = error.message.utf8.contains(0) ? error.message.replacing("\0", with: "\\u0000") : error.message
+        state.pointee.message = strdup(message)
     }
 }
 

@@ -177,6 +177,7 @@ extension Dispatcher {
     // MARK: Handlers
 
     func registerHandler(_ handler: HostHandler) throws(UniFlowError) {
+        try refuseWhileClosing("uf_register_handler")
         guard handlers[handler.name] == nil else {
             throw UniFlowError(.exists, "a handler named '\(handler.name)' is already registered")
         }

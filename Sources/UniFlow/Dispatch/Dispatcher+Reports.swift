@@ -35,7 +35,8 @@ extension Dispatcher {
     var reportingActive: Bool { reporter != nil || options.reporting != .none }
 
     /// Replaces the reporter (nil: back to the built-in one).
-    func setReporter(_ new: CustomReporter?) {
+    func setReporter(_ new: CustomReporter?) throws(UniFlowError) {
+        try refuseWhileClosing("uf_set_reporter")
         let old = reporter
         reporter = new
         guard let old else { return }

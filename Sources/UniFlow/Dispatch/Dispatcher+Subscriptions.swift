@@ -57,7 +57,8 @@ extension Dispatcher {
 
     /// Adds a subscription; its id is never 0 and never reused.
     func subscribe(_ filter: CompiledFilter, fn: uf_subscriber_fn, payload: UnsafeMutableRawPointer?,
-                   payloadFree: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> UInt64 {
+                   payloadFree: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) throws(UniFlowError) -> UInt64 {
+        try refuseWhileClosing("uf_subscribe")
         let id = nextSubscriptionID
         nextSubscriptionID += 1
         let slot = SubscriptionSlot(id: id, fn: fn, payload: payload, payloadFree: payloadFree, kinds: filter.kinds,

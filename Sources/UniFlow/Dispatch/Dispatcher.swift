@@ -108,6 +108,13 @@ public final class Dispatcher {
         return try body()
     }
 
+    /// Refuses a registration made while `uf_dispatcher_free` releases payloads:
+    /// one of those `payload_free`s calling back in would otherwise add something
+    /// that is dropped with the dispatcher and never released.
+    func refuseWhileClosing(_ function: StaticString) throws(UniFlowError) {
+        if closing { throw UniFlowError(.misuse, "\(function): the dispatcher is being freed") }
+    }
+
     /// Releases every subscription and the reporter, calling each `payload_free`
     /// once. Refused (`UF_EMISUSE`) from inside the dispatcher's own callbacks.
     func close() throws(UniFlowError) {
@@ -183,12 +190,18 @@ public final class Dispatcher {
 
     // MARK: Names
 
+    // JSON allows "\u0000" inside a string; as a C string the name would end there
+    // and find another feature ("Toggle\u0000junk" is not Toggle). No registered
+    // name contains NUL, so such a name finds nothing.
+
     func featureIndex(named name: String) -> Int32? {
+        if name.utf8.contains(0) { return nil }
         let index = name.withCString { hot.names.find($0, scope: -1) }
         return index < 0 ? nil : index
     }
 
     func stateIndex(named name: String, feature: Int32) -> Int32? {
+        if name.utf8.contains(0) { return nil }
         let index = name.withCString { hot.names.find($0, scope: feature) }
         return index < 0 ? nil : index
     }
