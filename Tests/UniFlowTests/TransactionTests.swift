@@ -145,6 +145,16 @@ import Testing
         #expect(uf_replay_file(reader.d, "/nonexistent.jsonl") == UF_EIO)
     }
 
+    @Test func aFileWithoutAHeaderLineIsNotAJournal() {
+        let path = temporaryPath("actions")
+        defer { unlink(path) }
+        writeAll(path, Array(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#.utf8) + [10, 10])
+        let reader = Harness(Seeds.toggle)
+        #expect(uf_replay_file(reader.d, path) == UF_ESCHEMA)
+        #expect(reader.lastError == "\(path): line 1: not a uniflow journal (no header line)")
+        #expect(reader.state == "{}")
+    }
+
     @Test func aCorruptLineFailsTheWholeReplay() {
         let path = temporaryPath("corrupt")
         defer { unlink(path) }

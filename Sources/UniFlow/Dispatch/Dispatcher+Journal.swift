@@ -40,6 +40,11 @@ extension Dispatcher {
             lines.removeLast()
             if !last.isEmpty { tornLine = lines.count + 1 }
         }
+        // A journal starts with a header line: without one, this is some other
+        // file, and saying so beats the first line that fails to parse.
+        let notAJournal = UniFlowError(.schema, "\(name): line 1: not a uniflow journal (no header line)")
+        guard let first = lines.first, let header = (try? JSONParser.parse(first))?.objectValue,
+              header["uniflow_journal"] != nil else { throw notAJournal }
         // Parse every line first: the fingerprint is checked before anything is
         // applied, so a journal of other definitions gets that message, not the
         // first unknown name.
@@ -56,9 +61,7 @@ extension Dispatcher {
                 throw error.prefixed("\(name): line \(i + 1)")
             }
         }
-        guard let lastFingerprint, objects.first?["uniflow_journal"] != nil else {
-            throw UniFlowError(.schema, "\(name): not a uniflow journal (no header line)")
-        }
+        guard let lastFingerprint else { throw notAJournal }
         let mine = fingerprint(of: definitions)
         guard lastFingerprint == mine else {
             throw UniFlowError(.schema, "\(name): the journal was written for other definitions (fingerprint \(lastFingerprint), this dispatcher has \(mine))")
