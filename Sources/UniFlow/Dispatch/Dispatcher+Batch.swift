@@ -28,7 +28,6 @@ extension Dispatcher {
             // Journal the batch only once it holds: a crash mid-batch must not replay half of it.
             hot.journaling = false
             var committed: [CommittedMutation] = []
-            var triggers: [ResolvedAction] = []
             for (i, action) in actions.enumerated() {
                 let feature = hot.features[Int(action.feature)]
                 if let failure = checkBatchPrecondition(action, feature) {
@@ -36,12 +35,10 @@ extension Dispatcher {
                     seq = seqBefore
                     hot.journaling = journaling
                     cascade.processed += 1
-                    if reportingActive { report(.rejected, action: action, failure: failure) }
+                    if reportingActive { report(.rejected, action: action.header, failure: failure) }
                     throw failure.prefixed("batch[\(i)]")
                 }
-                if action.kind == .trigger {
-                    triggers.append(action)
-                } else {
+                if action.kind != .trigger {
                     committed.append(commit(action, feature: feature, payload: action.payload))
                 }
             }
@@ -51,14 +48,13 @@ extension Dispatcher {
             var next = 0
             for action in actions {
                 if action.kind == .trigger {
-                    if reportingActive { report(.processed, action: action) }
+                    if reportingActive { report(.processed, action: action.header) }
                     for queued in action.extras?.submit ?? [] { queue.append(queued) }
                 } else {
                     announce(committed[next])
                     next += 1
                 }
             }
-            _ = triggers
         }
     }
 

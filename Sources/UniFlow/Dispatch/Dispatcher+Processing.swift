@@ -55,7 +55,7 @@ extension Dispatcher {
 
     private func drop(_ action: ResolvedAction) {
         if reportingActive {
-            report(.dropped, action: action, failure: UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached; action dropped"))
+            report(.dropped, action: action.header, failure: UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached; action dropped"))
         }
         action.via?.release()
     }
@@ -67,21 +67,21 @@ extension Dispatcher {
         cascade.processed += 1
         let feature = hot.features[Int(action.feature)]
         if let failure = checkPrecondition(action, feature) {
-            if reportingActive { report(.rejected, action: action, failure: failure) }
+            if reportingActive { report(.rejected, action: action.header, failure: failure) }
             return failure
         }
         var newPayload = action.payload
         if let callback = action.via {
             switch runVia(callback, action: action, feature: feature) {
             case .failure(let failure):
-                if reportingActive { report(.rejected, action: action, failure: failure) }
+                if reportingActive { report(.rejected, action: action.header, failure: failure) }
                 return failure
             case .success(let became):
                 if let became { newPayload = became }
             }
         }
         if action.kind == .trigger {
-            if reportingActive { report(.processed, action: action) }
+            if reportingActive { report(.processed, action: action.header) }
             for queued in action.extras?.submit ?? [] { queue.append(queued) }
             return nil
         }
@@ -181,7 +181,7 @@ extension Dispatcher {
         var mutation = CommittedMutation(
             record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq, kind: Int32(kind),
                                    feature: action.feature, oldState: feature.state, newState: newState),
-            action: action)
+            action: action.header)
         if hadPayload || newPayload != nil {
             mutation.oldPayload = hadPayload ? payloads[f] : nil
             payloads[f] = newPayload
@@ -212,9 +212,9 @@ struct CommittedMutation {
     var record: MutationRecord
     var oldPayload: JSONObject?
     var newPayload: JSONObject?
-    var action: ResolvedAction
+    var action: ActionHeader
 
-    init(record: MutationRecord, action: ResolvedAction) {
+    init(record: MutationRecord, action: ActionHeader) {
         self.record = record
         self.action = action
     }
