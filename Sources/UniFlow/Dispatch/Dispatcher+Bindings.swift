@@ -17,9 +17,13 @@ extension Dispatcher {
             shapes.append(list)
         }
         let base = Int32(definitions.count)
-        func feature(_ name: String) -> (Int32, FeatureDefinition)? {
-            if let index = featureIndex(named: name) { return (index, definitions[Int(index)]) }
-            if let i = parsed.firstIndex(where: { $0.name == name }) { return (base + Int32(i), parsed[i]) }
+        func feature(_ name: String) -> (Int32, (String) -> Int?)? {
+            if let index = featureIndex(named: name) {
+                return (index, { self.stateIndex(named: $0, feature: index).map(Int.init) })
+            }
+            if let i = parsed.firstIndex(where: { $0.name == name }) {
+                return (base + Int32(i), { parsed[i].stateIndex(named: $0) })
+            }
             return nil
         }
         var result: [[ActiveBinding]] = []
@@ -51,13 +55,13 @@ extension Dispatcher {
     /// Makes bindings of a just-installed feature known to the features they watch.
     func installBindings(_ bindings: [ActiveBinding]) {
         for binding in bindings {
-            let reference = BindingReference(owner: binding.owner, index: Int32(modelBindings[Int(binding.owner)].count))
-            modelBindings[Int(binding.owner)].append(binding)
+            let reference = BindingReference(owner: binding.owner, index: Int32(modelBindings[binding.owner, default: []].count))
+            modelBindings[binding.owner, default: []].append(binding)
             if binding.filter.feature < 0 {
                 anyBindingWatchers.append(reference)
                 hot.hasAnyBindings = true
             } else {
-                bindingWatchers[Int(binding.filter.feature)].append(reference)
+                bindingWatchers[binding.filter.feature, default: []].append(reference)
                 hot.features.pointer(Int(binding.filter.feature)).pointee.hasBindings = true
             }
         }
@@ -67,7 +71,7 @@ extension Dispatcher {
     /// registration order and then declaration order.
     func runBindings(_ record: MutationRecord) {
         let f = Int(record.feature)
-        let watchers = bindingWatchers[f]
+        let watchers = bindingWatchers[record.feature] ?? []
         var candidates = anyBindingWatchers.isEmpty ? watchers : (watchers + anyBindingWatchers)
         if !anyBindingWatchers.isEmpty && !watchers.isEmpty {
             candidates.sort { ($0.owner, $0.index) < ($1.owner, $1.index) }
@@ -75,7 +79,7 @@ extension Dispatcher {
         let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
         var data: JSONValue? = nil
         for reference in candidates {
-            let binding = modelBindings[Int(reference.owner)][Int(reference.index)]
+            let binding = modelBindings[reference.owner]![Int(reference.index)]
             let filter = binding.filter
             guard filter.kinds & kindBit != 0,
                   filter.oldState < 0 || filter.oldState == record.oldState,

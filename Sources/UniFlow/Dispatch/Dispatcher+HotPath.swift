@@ -51,7 +51,7 @@ extension Dispatcher {
         }
         guard let featureName = a.feature, a.uninitialized == 0,
               !hot.journaling, !hot.hasAnyBindings, !reportingActive else { return false }
-        let feature = hot.names.find(featureName, scope: -1)
+        let feature = hot.findFeature(featureName)
         guard feature >= 0 else { return false }
         let slot = hot.features.pointer(Int(feature))
         guard !slot.pointee.hasBindings, !slot.pointee.hasPayload else { return false }
@@ -59,12 +59,12 @@ extension Dispatcher {
         var header = ActionHeader(kind: kind, feature: feature)
         if let from = a.from {
             if kind == .initialize { return false }
-            header.from = hot.names.find(from, scope: feature)
+            header.from = hot.findState(from, of: feature)
             guard header.from >= 0 else { return false }
         }
         if let into = a.into {
             if kind == .deinitialize { return false }
-            header.into = hot.names.find(into, scope: feature)
+            header.into = hot.findState(into, of: feature)
             guard header.into >= 0, !stateSlot(header.into, of: slot.pointee).hasFields else { return false }
         } else if kind != .deinitialize {
             return false

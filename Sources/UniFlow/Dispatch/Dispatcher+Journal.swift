@@ -4,8 +4,8 @@ import Glibc
 extension Dispatcher {
     func journalRegistration() {
         guard let journal else { return }
-        journal.append(["uniflow_journal": 1, "fingerprint": .string(fingerprint(of: definitions)),
-                        "features": .array(definitions.map { .string($0.name) })])
+        journal.append(["uniflow_journal": 1, "fingerprint": .string(definitionsFingerprint()),
+                        "features": .array(definitions.indices.map { .string(featureName(Int32($0))) })])
     }
 
     func journalMutation(_ mutation: CommittedMutation) {
@@ -62,7 +62,7 @@ extension Dispatcher {
             }
         }
         guard let lastFingerprint else { throw notAJournal }
-        let mine = fingerprint(of: definitions)
+        let mine = definitionsFingerprint()
         guard lastFingerprint == mine else {
             throw UniFlowError(.schema, "\(name): the journal was written for other definitions (fingerprint \(lastFingerprint), this dispatcher has \(mine))")
         }

@@ -162,7 +162,7 @@ extension Dispatcher {
                 newPayload = given.isEmpty ? nil : given
             } else if stateSlot(newState, of: feature).hasFields {
                 // Entered automatically: an auto state's defaults fill in.
-                let defaults = (try? definitions[f].states[Int(newState)].checkPayload(nil, feature: definitions[f].name)) ?? JSONObject()
+                let defaults = (try? stateDefinition(newState, of: action.feature).checkPayload(nil, feature: featureName(action.feature))) ?? JSONObject()
                 newPayload = defaults.isEmpty ? nil : defaults
             }
         }

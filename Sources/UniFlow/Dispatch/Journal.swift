@@ -55,16 +55,18 @@ final class Journal {
     }
 }
 
-/// A 64-bit FNV-1a fingerprint of the registered definitions' JSON, in
-/// registration order: equal definitions give equal fingerprints.
-func fingerprint(of definitions: [FeatureDefinition]) -> String {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for definition in definitions {
-        for byte in definition.source.jsonText.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+extension Dispatcher {
+    /// A 64-bit FNV-1a fingerprint of the registered definitions' JSON, in
+    /// registration order: equal definitions give equal fingerprints.
+    func definitionsFingerprint() -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for feature in definitions.indices {
+            for byte in definitions.source(feature).utf8 {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+            hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01b3
         }
-        hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01b3
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
-    let hex = String(hash, radix: 16)
-    return String(repeating: "0", count: 16 - hex.count) + hex
 }
