@@ -70,7 +70,6 @@ extension Dispatcher {
     /// Runs the bindings that match the mutation just applied, in feature
     /// registration order and then declaration order.
     func runBindings(_ record: MutationRecord) {
-        let f = Int(record.feature)
         let watchers = bindingWatchers[record.feature] ?? []
         var candidates = anyBindingWatchers.isEmpty ? watchers : (watchers + anyBindingWatchers)
         if !anyBindingWatchers.isEmpty && !watchers.isEmpty {
