@@ -43,7 +43,24 @@ static int write_forever(const char *path) {
     }
 }
 
+/* 1 if the file is missing or holds no complete line: the writer was killed before
+ * the journal's header line was written (the kill can land before the process has
+ * even opened the file, however short it lives). */
+static int has_no_complete_line(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) return 1;
+    int c, newline = 0;
+    while (!newline && (c = fgetc(file)) != EOF) newline = c == '\n';
+    fclose(file);
+    return !newline;
+}
+
 static int check(const char *path, long last) {
+    /* Nothing applied and no header: nothing to replay, which is an empty prefix. */
+    if (last < 0 && has_no_complete_line(path)) {
+        printf("ok: killed before the journal's header line was written\n");
+        return 0;
+    }
     uf_dispatcher *d = open_dispatcher(NULL);
     if (uf_replay_file(d, path) != UF_OK) {
         printf("FAIL: replay: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
