@@ -334,9 +334,25 @@ int uf_binding_call_set_output(uf_binding_call *call, const char *json);
 uf_dispatcher *uf_binding_call_dispatcher(const uf_binding_call *call);
 
 /* Evaluates a JsonLogic rule (every operation of the specification except `log`,
- * with json-logic-js's results) over data_json (NULL means null). *out_json
- * receives the result as JSON, freed with uf_free. An unknown operator or a
- * malformed rule is UF_ESCHEMA; so is a non-finite result (a division by zero).
+ * with json-logic-js 2.0.5's results, JavaScript coercions included) over
+ * data_json (NULL means null). *out_json receives the result as JSON, freed with
+ * uf_free. A JavaScript `undefined` result is null.
+ *
+ * The rule is checked first, as a model binding's rules are at registration, and
+ * refused with UF_ESCHEMA (the message names the operator and its place, e.g.
+ * "operator '==' takes 2 arguments, got 1 at and[1]") when a one-key object
+ * anywhere in it, evaluated or not:
+ *   - names an unknown operator, `log`, or a dotted name ("a.b");
+ *   - gives an operator a number of arguments it cannot use: `==` `===` `!=`
+ *     `!==` `>` `>=` `/` `%` `in` `map` `filter` `all` `none` `some` and
+ *     `missing_some` take 2; `!` and `!!` 1; `<` `<=` `substr` `reduce` 2 or 3;
+ *     `-` 1 or 2; `var` at most 2; `or` `and` `*` `min` `max` at least 1
+ *     (json-logic-js would fill missing arguments with undefined);
+ *   - gives `map` `filter` `reduce` `all` `none` `some` a list, or `missing_some`
+ *     keys, that is a literal other than an array.
+ * At run time, a non-finite result (a division by zero) and what json-logic-js
+ * throws on are UF_ESCHEMA too. Strings are UTF-8: a `substr` or index that
+ * splits a surrogate pair gives U+FFFD where JavaScript keeps a lone surrogate.
  * Any thread; no dispatcher needed. */
 int uf_logic_apply(const char *rule_json, const char *data_json, char **out_json);
 
