@@ -110,3 +110,23 @@ def test_graph_is_dot_that_graphviz_accepts() -> None:
             assert result.stdout.lstrip().startswith("<?xml")
         with pytest.raises(uniflow.NotFound):
             d.graph("Nope")
+
+
+def test_restored_features_bindings_become_active_and_removed_ones_stop() -> None:
+    """SPEC 10: 'Restored features' model bindings become active; no mutations are sent.'"""
+    with uniflow.Dispatcher() as d:
+        d.register([TOGGLE, COUNTER])
+        seen: List[uniflow.Mutation] = []
+        d.subscribe(seen.append, when="AnyMutationOf<Counter>")
+        d.restore({"Toggle": {"state": "On"}, "Counter": {"state": "Counting", "payload": {"n": 5}}})
+        assert seen == []
+        d.transition("Toggle", into="Off")
+        assert d.state == {"Toggle": {"state": "Off", "payload": {}},
+                           "Counter": {"state": "Counting", "payload": {"n": 6}}}
+        d.restore({"Toggle": {"state": "On"}})  # Counter absent: its binding is inactive
+        d.transition("Toggle", into="Off")
+        assert d.state == {"Toggle": {"state": "Off", "payload": {}}}
+        with pytest.raises(uniflow.SchemaError) as info:
+            d.restore({"Toggle": {"state": "On", "extra": 1}})
+        assert info.value.message == "Toggle: unknown key 'extra'"
+        assert d.state == {"Toggle": {"state": "Off", "payload": {}}}
