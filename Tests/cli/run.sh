@@ -72,6 +72,8 @@ defs="defs/download.json defs/stats.json"
 case_ check_ok check $defs defs/notify.json
 case_ check_errors check defs/download.json defs/bad_type.json defs/broken.json defs/download.json \
       defs/missing.json defs/stats.json
+# FILE:LINE names where the element starts: in an array, in one definition object.
+case_ check_error_lines check defs/bad_rule.json defs/bad_initial.json
 quietly() { "$@" >/dev/null; }
 check_ check_examples quietly "$uniflow" check ../../examples/definitions/*.json
 
