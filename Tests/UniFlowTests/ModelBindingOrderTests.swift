@@ -142,4 +142,22 @@ import Testing
         // For comparison, a state-level shape error already does win:
         #expect(uf_register(h.d, #"{"feature":"Toggle","states":{"On":{}},"initial":["Nope"]}"#) == UF_ESCHEMA)
     }
+
+    /// SPEC 6: "A feature's bindings are active from its initialization to its
+    /// deinitialization, both included (they see their own feature's init and deinit)."
+    @Test func aFeaturesBindingsSeeItsOwnInitializationAndDeinitialization() {
+        let h = Harness("""
+        [{"feature": "Log", "states": {"Count": {"fields": {"n": "integer"}}}},
+         {"feature": "Own", "states": {"X": {}},
+          "bindings": [{"scenario": "saw init", "when": "Initialization<Own>",
+                        "then": {"submit": [{"kind": "initialize", "feature": "Log", "into": "Count", "payload": {"n": 1}}]}},
+                       {"scenario": "saw deinit", "when": "Deinitialization<Own>",
+                        "then": {"submit": [{"kind": "actualize", "feature": "Log", "in": "Count",
+                                             "payload": {"n": {"$": {"+": [{"var": "model.Log.payload.n"}, 1]}}}}]}}]}]
+        """)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Own","into":"X"}"#) == UF_OK)
+        #expect(h.state == #"{"Log":{"state":"Count","payload":{"n":1}},"Own":{"state":"X","payload":{}}}"#)
+        #expect(h.submit(#"{"kind":"deinitialize","feature":"Own"}"#) == UF_OK)
+        #expect(h.state == #"{"Log":{"state":"Count","payload":{"n":2}}}"#)
+    }
 }
