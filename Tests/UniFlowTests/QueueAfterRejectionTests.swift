@@ -22,3 +22,29 @@ import Testing
         #expect(h.reports.map { $0.hasPrefix(#"{"event":"rejected""#) } == [true, false])
     }
 }
+
+/// SPEC 7.5: on the processing thread "subscribe, unsubscribe, register, handlers
+/// and the reporter act immediately (a subscription added inside a via already sees
+/// the mutation that via is building)".
+@Suite struct CallsInsideAVia {
+    @Test func aSubscriptionAddedInsideAViaSeesTheMutationTheViaBuilds() {
+        let h = Harness(Seeds.main)
+        final class Seen { var mutations: [String] = []; var status: Int32 = 99 }
+        let seen = Seen()
+        let status = h.submit(#"{"kind":"initialize","feature":"Main","into":"Main"}"#) { ctx in
+            let box = Box<(OpaquePointer) -> Int32>({ m in
+                seen.mutations.append(String(cString: uf_mutation_json(m)))
+                return UF_KEEP
+            }, freed: FreeCounter())
+            seen.status = uf_subscribe(uf_context_dispatcher(ctx), "AnyMutationOf<Main>", { m, payload in
+                Unmanaged<Box<(OpaquePointer) -> Int32>>.fromOpaque(payload!).takeUnretainedValue().value(m!)
+            }, Unmanaged.passRetained(box).toOpaque(), releaseBox, nil)
+            return uf_context_become(ctx, #"{"val":3}"#)
+        }
+        #expect(status == UF_OK)
+        #expect(seen.status == UF_OK)
+        #expect(seen.mutations == [
+            #"{"seq":1,"kind":"initialization","feature":"Main","old":null,"new":{"state":"Main","payload":{"val":3}},"action":{"kind":"initialize","feature":"Main","into":"Main"}}"#,
+        ])
+    }
+}
