@@ -130,3 +130,19 @@ def test_restored_features_bindings_become_active_and_removed_ones_stop() -> Non
             d.restore({"Toggle": {"state": "On", "extra": 1}})
         assert info.value.message == "Toggle: unknown key 'extra'"
         assert d.state == {"Toggle": {"state": "Off", "payload": {}}}
+
+
+def test_a_restore_on_a_journaling_dispatcher_is_journaled(tmp_path: Path) -> None:
+    """SPEC 10: 'A restore on a journaling dispatcher is journaled too, so replay stays exact.'"""
+    journal = tmp_path / "restored.jsonl"
+    with uniflow.Dispatcher(journal=journal) as writer:
+        writer.register([TOGGLE, MAIN])
+        writer.initialize("Toggle", "On")
+        writer.restore({"Main": {"state": "Main", "payload": {"val": 3}}})  # Toggle is gone
+        writer.actualize("Main", "Main", payload={"val": 4})
+        expected = writer.state
+    assert expected == {"Main": {"state": "Main", "payload": {"val": 4}}}
+    with uniflow.Dispatcher() as reader:
+        reader.register([TOGGLE, MAIN])
+        reader.replay(journal)
+        assert reader.state == expected
