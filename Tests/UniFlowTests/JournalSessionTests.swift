@@ -7,19 +7,15 @@ import Testing
 /// had", and a replay after a crash gives an applied prefix — of actions, and so of
 /// batches, which apply "every action in order or none".
 ///
-/// Both tests below FAIL today (acceptance audit, issue 8):
-/// * a journal appended to by a second dispatcher that did not replay it first
-///   replays to a model neither dispatcher ever had: the header line a registration
-///   writes does not reset the model, so the first session's features leak into the
-///   second's;
-/// * a batch is journaled as one line per mutation, so a crash between those lines
-///   replays half a batch.
+/// Every dispatcher that opens a journal is a session of its own, which starts
+/// from an empty model: a second dispatcher that appends without replaying first
+/// must not inherit the first one's features. A batch is one line, so a crash
+/// leaves all of it or none.
 @Suite struct JournalSessions {
     private func temporaryPath(_ name: String) -> String {
         "/tmp/uniflow-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max)).jsonl"
     }
 
-    /// FAILING today: replay gives {"Main":{..41..},"Toggle":{..On..}}.
     @Test func aSecondSessionThatDidNotReplayReplaysToItsOwnModel() throws {
         let path = temporaryPath("sessions")
         defer { unlink(path) }
@@ -40,7 +36,8 @@ import Testing
         #expect(reader.state == expected)
     }
 
-    /// Passes today: the pattern that works (replay first, then go on journaling).
+    /// Replay first, then go on journaling: the second session starts from the
+    /// first one's model (its replay is journaled as a restore).
     @Test func aSecondSessionThatReplayedFirstReplaysToItsModel() throws {
         let path = temporaryPath("replayed")
         defer { unlink(path) }
@@ -61,10 +58,8 @@ import Testing
         #expect(reader.state == #"{"Main":{"state":"Main","payload":{"val":41}},"Toggle":{"state":"On","payload":{}}}"#)
     }
 
-    /// FAILING today: the journal cut after the batch's first mutation line (a
-    /// SIGKILL between the batch's write() calls leaves exactly this file) replays
-    /// to a model with Toggle initialized and Main absent, which the journaling
-    /// dispatcher never had: its batch applied both actions or neither.
+    /// A journal cut anywhere inside its batch replays to the model before the
+    /// batch; whole, to the model after it; never to half of it.
     @Test func aJournalCutInsideABatchReplaysToTheModelBeforeTheBatch() throws {
         let path = temporaryPath("batch")
         defer { unlink(path) }
@@ -76,22 +71,21 @@ import Testing
             """) == UF_OK)
         }
         let bytes = try #require(readAll(path))
-        // Keep the header lines (one per registration) and the batch's first
-        // mutation line, whole; drop the rest.
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        guard let first = lines.firstIndex(where: { !String(decoding: $0, as: UTF8.self).contains("uniflow_journal") }) else {
-            Issue.record("the batch journaled no mutation line")
-            return
+        let headers = lines.prefix { String(decoding: $0, as: UTF8.self).contains("uniflow_journal") }
+        let batchStart = headers.reduce(0) { $0 + $1.count + 1 }
+        try #require(batchStart < bytes.count, "the batch journaled nothing")
+        #expect(String(decoding: bytes[batchStart...], as: UTF8.self).hasPrefix(#"{"seq":2,"batch":["#))
+        for cut in batchStart...bytes.count {
+            let partial = temporaryPath("batch-partial")
+            defer { unlink(partial) }
+            writeAll(partial, Array(bytes[0..<cut]))
+            let reader = Harness(Seeds.main, Seeds.toggle)
+            #expect(uf_replay_file(reader.d, partial) == UF_OK, "cut at \(cut): \(reader.lastError)")
+            let expected = cut == bytes.count
+                ? #"{"Main":{"state":"Main","payload":{"val":1}},"Toggle":{"state":"On","payload":{}}}"#
+                : "{}"
+            #expect(reader.state == expected, "cut at \(cut)")
         }
-        try #require(lines.count > first + 2, "the batch journaled fewer than two mutation lines")
-        let cut = lines[0...first].reduce(0) { $0 + $1.count + 1 }
-        let partial = temporaryPath("batch-partial")
-        defer { unlink(partial) }
-        writeAll(partial, Array(bytes[0..<cut]))
-        let reader = Harness(Seeds.main, Seeds.toggle)
-        // Refused as incomplete, or replayed to the model before the batch: either
-        // way the model is empty, never half of the batch.
-        _ = uf_replay_file(reader.d, partial)
-        #expect(reader.state == "{}")
     }
 }

@@ -39,11 +39,22 @@ extension Dispatcher {
                     throw failure.prefixed("batch[\(i)]")
                 }
                 if action.kind != .trigger {
-                    committed.append(commit(action, feature: feature, payload: action.payload))
+                    // Not journaled here (journaling is off until the batch holds): cannot fail.
+                    committed.append(try commit(action, feature: feature, payload: action.payload))
                 }
             }
             hot.journaling = journaling
-            if journaling { for mutation in committed { journalMutation(mutation) } }
+            if journaling {
+                do throws(UniFlowError) {
+                    try journalBatch(committed)
+                } catch {
+                    install(before)
+                    seq = seqBefore
+                    cascade.processed += 1
+                    if reportingActive, let last = actions.last { report(.rejected, action: last.header, failure: error) }
+                    throw error
+                }
+            }
             cascade.processed += actions.count
             var next = 0
             for action in actions {
@@ -68,8 +79,16 @@ extension Dispatcher {
     func restore(_ json: JSONValue) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_state_restore")
         try exclusive { () throws(UniFlowError) in
+            let before = ModelSnapshot(of: self)
             install(try validatedModel(json))
-            if hot.journaling { journalRestore(modelJSON()) }
+            if hot.journaling {
+                do throws(UniFlowError) {
+                    try journalRestore(modelJSON())
+                } catch {
+                    install(before)
+                    throw error
+                }
+            }
         }
     }
 }

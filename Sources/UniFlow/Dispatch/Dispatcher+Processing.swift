@@ -85,7 +85,12 @@ extension Dispatcher {
             for queued in action.extras?.submit ?? [] { queue.append(queued) }
             return nil
         }
-        apply(action, feature: feature, payload: newPayload)
+        do throws(UniFlowError) {
+            announce(try commit(action, feature: feature, payload: newPayload))
+        } catch {
+            if reportingActive { report(.rejected, action: action.header, failure: error) }
+            return error
+        }
         return nil
     }
 
@@ -145,15 +150,10 @@ extension Dispatcher {
         return rejection(action, "is in state \(stateName(current, feature: action.feature)), not \(wanted)")
     }
 
-    /// Stores the new state and payload, then notifies.
+    /// Journals the mutation, then stores the new state and payload; nobody is
+    /// told yet. Fails (`UF_EIO`), changing nothing, when the journal cannot be written.
     @inline(__always)
-    private func apply(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) {
-        announce(commit(action, feature: feature, payload: given))
-    }
-
-    /// Stores the new state and payload (and journals them); nobody is told yet.
-    @inline(__always)
-    func commit(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) -> CommittedMutation {
+    func commit(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) throws(UniFlowError) -> CommittedMutation {
         let f = Int(action.feature)
         let newState: Int32 = action.kind == .deinitialize ? -1 : action.into
         var newPayload: JSONObject? = nil
@@ -173,21 +173,21 @@ extension Dispatcher {
         case .transition: kind = UF_MUTATION_TRANSITION.rawValue
         default: kind = UF_MUTATION_DEINITIALIZATION.rawValue
         }
-        let slot = hot.features.pointer(f)
-        let hadPayload = slot.pointee.hasPayload
-        slot.pointee.state = newState
-        slot.pointee.hasPayload = newPayload != nil
-        seq &+= 1
+        let hadPayload = feature.hasPayload
         var mutation = CommittedMutation(
-            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq, kind: Int32(kind),
+            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq &+ 1, kind: Int32(kind),
                                    feature: action.feature, oldState: feature.state, newState: newState),
             action: action.header)
         if hadPayload || newPayload != nil {
             mutation.oldPayload = hadPayload ? payloads[f] : nil
-            payloads[f] = newPayload
             mutation.newPayload = newPayload
         }
-        if hot.journaling { journalMutation(mutation) }
+        if hot.journaling { try journalMutation(mutation) }
+        let slot = hot.features.pointer(f)
+        slot.pointee.state = newState
+        slot.pointee.hasPayload = newPayload != nil
+        if hadPayload || newPayload != nil { payloads[f] = newPayload }
+        seq &+= 1
         return mutation
     }
 

@@ -148,17 +148,19 @@ public final class Dispatcher {
 
     /// Validates and registers definitions all or nothing.
     func register(_ json: JSONValue) throws(UniFlowError) {
+        // Shapes first (definitions, then their bindings), then names.
         let parsed = try DefinitionParser.parse(json)
+        let shapes = try parseBindings(of: parsed)
         for (i, definition) in parsed.enumerated() {
             if featureIndex(named: definition.name) != nil {
                 throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already registered")
             }
         }
-        let bindings = try prepareBindings(for: parsed)
+        let bindings = try compileBindings(shapes, of: parsed)
+        if hot.journaling { try journalRegistration(adding: parsed) }
         // Every feature first: a binding may watch a feature later in the same call.
         for definition in parsed { install(definition) }
         for list in bindings { installBindings(list) }
-        if hot.journaling { journalRegistration() }
     }
 
     private func install(_ definition: FeatureDefinition) {
