@@ -4,10 +4,10 @@ import Glibc
 /// Model bindings (SPEC 6): indexed by the feature their filter watches, run after
 /// a mutation is applied and before the subscribers.
 extension Dispatcher {
-    /// Parses, checks and compiles the bindings of definitions about to be
-    /// registered. `newNames` are the features of the same call, which filters
-    /// may name too. Shapes (rules included) are checked before names.
-    func prepareBindings(for parsed: [FeatureDefinition]) throws(UniFlowError) -> [[ActiveBinding]] {
+    /// Parses and checks the shapes (rules included) of the bindings of
+    /// definitions about to be registered: the first registration check after the
+    /// definitions' own shapes, before any name is looked up (SPEC 6).
+    func parseBindings(of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[BindingDefinition]] {
         var shapes: [[BindingDefinition]] = []
         for (i, definition) in parsed.enumerated() {
             var list: [BindingDefinition] = []
@@ -16,6 +16,12 @@ extension Dispatcher {
             }
             shapes.append(list)
         }
+        return shapes
+    }
+
+    /// Resolves the names in parsed bindings (filters, handlers). Filters may
+    /// name features registered earlier or in the same call (`parsed`).
+    func compileBindings(_ shapes: [[BindingDefinition]], of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[ActiveBinding]] {
         let base = Int32(definitions.count)
         func feature(_ name: String) -> (Int32, (String) -> Int?)? {
             if let index = featureIndex(named: name) {
@@ -129,7 +135,13 @@ extension Dispatcher {
             var actions: [ResolvedAction] = []
             for (i, template) in definition.thenSubmit.enumerated() {
                 do throws(UniFlowError) {
-                    let json = try ActionTemplate.substitute(template, data: scope())
+                    let json: JSONValue
+                    do throws(UniFlowError) {
+                        json = try ActionTemplate.substitute(template, data: scope())
+                    } catch {
+                        // As a `given` rule's failure reads.
+                        throw UniFlowError(.schema, "rule error: \(error.message)")
+                    }
                     actions.append(try resolve(try ActionRequest.decode(json), hasVia: false))
                 } catch {
                     throw error.prefixed("then.submit[\(i)]")

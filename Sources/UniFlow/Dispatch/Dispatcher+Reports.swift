@@ -66,7 +66,8 @@ extension Dispatcher {
         guard options.reporting != .none else { return }
         var line = "[uniflow] \(event.rawValue) \(actionName(action))"
         if let failure { line += ": \(failure.status.name): \(failure.message)" }
-        if let binding { line += " [\(binding)]" }
+        // Verbose names a binding by its whole sentence, which brackets its scenario itself.
+        if let binding { line += options.reporting == .verbose ? " \(binding)" : " [\(binding)]" }
         if options.reporting == .verbose, let mutation {
             line += "\n[uniflow]   \(mutationJSON(mutation).jsonText)"
         }
