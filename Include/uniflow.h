@@ -115,9 +115,12 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     custom reporter
  *   "journal":        path — append every registration (a header line with the
  *                     definitions' fingerprint) and every applied mutation to this
- *                     JSON-lines file, one flushed line each; an existing journal
- *                     is appended to (a torn last line is cut off first). UF_EIO if
- *                     it cannot be opened.
+ *                     JSON-lines file, one flushed line each (a batch is one line);
+ *                     an existing journal is appended to (a torn last line is cut
+ *                     off first). UF_EIO if it cannot be opened. Lines are written
+ *                     before what they describe is applied: an action, batch,
+ *                     restore or registration whose line cannot be written (a
+ *                     full disk) fails with UF_EIO and changes nothing.
  *   "journal_sync":   boolean (default false) — also fsync after every line
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.
  * out must not be NULL; *out is set to NULL on failure. */
@@ -386,7 +389,11 @@ int uf_state_restore(uf_dispatcher *d, const char *model_json);
 /* Installs the mutations of a journal written by a dispatcher with the same
  * definitions (option "journal"), the way uf_state_restore does: no via
  * callbacks, no bindings, no notifications. The model ends as the journaling
- * dispatcher's did. A torn last line (no newline: the writer crashed) is skipped
+ * dispatcher's did: each dispatcher that opened the journal is a session that
+ * started from an empty model, so replay starts over where a session begins
+ * (replay first, then go on journaling, to continue a model across runs; a
+ * dispatcher replaying the file it journals to stops where its own session
+ * begins). A torn last line (no newline: the writer crashed) is skipped
  * and reported as a `dropped` report without an action; any other bad line, or a
  * journal of other definitions, fails the call (UF_ESCHEMA/UF_EJSON naming the
  * line) and changes nothing. UF_EIO if it cannot be read; UF_EMISUSE inside a
