@@ -266,6 +266,40 @@ static void setup_other_subs_1000(scenario *s) { setup_short_with(s, 10, 1000); 
 static void setup_features_10(scenario *s) { setup_short_with(s, 9, 0); }
 static void setup_features_100000(scenario *s) { setup_short_with(s, 99999, 0); }
 
+/* uf_short where model bindings exist but none watches this mutation: 1,000 on
+ * other features (a Watcher feature's), or one on T watching another kind.
+ * Both stay on the hot path: bindings are indexed by feature and kind. */
+static void setup_bindings_elsewhere(scenario *s) {
+    setup_short_with(s, 10, 0);
+    text t = {0};
+    text_add(&t, "{\"feature\":\"Watcher\",\"states\":{\"On\":{}},\"bindings\":[");
+    for (int i = 0; i < 1000; ++i)
+        text_add(&t, "%s{\"when\":\"AnyMutationOf<Other%d>\",\"given\":[{\"if\":{\"==\":[1,2]}}],"
+                     "\"then\":{\"submit\":[]}}", i ? "," : "", i % 10);
+    text_add(&t, "]}");
+    check_status(uf_register(s->d, t.p), UF_OK, "register Watcher");
+    text_free(&t);
+    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"Watcher\",\"into\":\"On\"}");
+}
+
+/* T with a binding of its own on `kind_filter`, whose rule never holds. */
+static void setup_binding_on_t(scenario *s, const char *filter) {
+    s->d = new_dispatcher();
+    text t = {0};
+    text_add(&t, "{\"feature\":\"T\",\"states\":{\"A\":{},\"B\":{}},\"bindings\":[{\"when\":\"%s\","
+                 "\"given\":[{\"if\":{\"==\":[{\"var\":\"mutation.new.state\"},\"C\"]}}],\"then\":{\"submit\":[]}}]}",
+             filter);
+    check_status(uf_register(s->d, t.p), UF_OK, "register T with a binding");
+    text_free(&t);
+    subscribe_counter(s->d, "AnyMutationOf<T>", &s->notified);
+    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"T\",\"into\":\"A\"}");
+    s->notified = 0;
+    set_toggle(s, "T", "A", "B");
+}
+
+static void setup_binding_other_kind(scenario *s) { setup_binding_on_t(s, "Deinitialization<T>"); }
+static void setup_binding_rule(scenario *s) { setup_binding_on_t(s, "Transition<T>"); }
+
 static const char *realistic_definition =
     "{\"feature\":\"FileDownloading\",\"description\":\"Downloads one file\","
     "\"states\":{\"Starting\":{},\"InProgress\":{},\"Suspended\":{},\"Completed\":{},\"Failed\":{}},"
@@ -360,6 +394,12 @@ static scenario scenarios[] = {
      setup_other_subs_1000, run_dispatch_toggle),
     SCENARIO("uf_features_10", "uf_short with 10 registered features", setup_features_10, run_dispatch_toggle),
     SCENARIO("uf_features_100000", "uf_short with 100,000 registered features", setup_features_100000, run_dispatch_toggle),
+    SCENARIO("uf_bindings_elsewhere", "uf_short + 1,000 model bindings watching 10 other features",
+     setup_bindings_elsewhere, run_dispatch_toggle),
+    SCENARIO("uf_binding_other_kind", "uf_short, T has a binding on Deinitialization<T> (never matches)",
+     setup_binding_other_kind, run_dispatch_toggle),
+    SCENARIO("uf_binding_rule", "uf_short, T has a binding on Transition<T> whose rule is false (evaluated)",
+     setup_binding_rule, run_dispatch_toggle),
     SCENARIO("jansson_toggle", "json_loads + json_decref of the toggle action text", setup_jansson_toggle, run_jansson),
     SCENARIO("uf_submit_toggle", "uf_submit of the toggle action text (FileDownloading)", setup_submit_toggle, run_submit_toggle),
     SCENARIO("jansson_actualize", "json_loads + json_decref of the 5-field actualize text", setup_jansson_actualize, run_jansson),

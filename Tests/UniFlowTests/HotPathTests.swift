@@ -170,6 +170,20 @@ import Testing
         #expect(h.state == #"{"Toggle":{"state":"On","payload":{}}}"#)
     }
 
+    @Test func aBindingWatchingOneKindStillRunsForItWhateverPathTheOthersTake() {
+        // Counter counts Toggle's deinitializations; transitions of Toggle are of a
+        // kind no binding watches.
+        let h = Harness(Seeds.toggle, #"{"feature":"Counter","states":{"Counting":{"fields":{"n":{"type":"integer","default":0}}}},"initial":["Counting"],"bindings":[{"when":"DeinitializationFrom<Toggle.Off>","then":{"submit":[{"kind":"actualize","feature":"Counter","in":"Counting","payload":{"n":{"$":{"+":[{"var":"model.Counter.payload.n"},1]}}}}]}}]}"#)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Counter","into":"Counting"}"#) == UF_OK)
+        for _ in 0..<3 {
+            #expect(Step(kind: UF_ACTION_INITIALIZE, feature: "Toggle", into: "Off").dispatch(h.d) == UF_OK)
+            #expect(Step(kind: UF_ACTION_TRANSITION, feature: "Toggle", from: "Off", into: "On").dispatch(h.d) == UF_OK)
+            #expect(Step(kind: UF_ACTION_TRANSITION, feature: "Toggle", from: "On", into: "Off").dispatch(h.d) == UF_OK)
+            #expect(Step(kind: UF_ACTION_DEINITIALIZE, feature: "Toggle").dispatch(h.d) == UF_OK)
+        }
+        #expect(h.state == #"{"Counter":{"state":"Counting","payload":{"n":3}}}"#)
+    }
+
     @Test func theCascadeLimitCountsHotPathActions() {
         // Each mutation queues the next toggle; max_cascade 5 lets the outer action and 4 queued ones run.
         let h = Harness(options: #"{"max_cascade":5}"#, Seeds.toggle)

@@ -65,10 +65,10 @@ extension Dispatcher {
             modelBindings[binding.owner, default: []].append(binding)
             if binding.filter.feature < 0 {
                 anyBindingWatchers.append(reference)
-                hot.hasAnyBindings = true
+                hot.anyBindingKinds |= binding.filter.kinds
             } else {
                 bindingWatchers[binding.filter.feature, default: []].append(reference)
-                hot.features.pointer(Int(binding.filter.feature)).pointee.hasBindings = true
+                hot.features.pointer(Int(binding.filter.feature)).pointee.bindingKinds |= binding.filter.kinds
             }
         }
     }

@@ -2,7 +2,8 @@ import CUniFlow
 import Glibc
 
 // The hot path: `uf_dispatch` of a payload-free, via-free initialize, transition or
-// deinitialize on a feature without model bindings, with no reporter and no journal.
+// deinitialize whose kind no model binding of that feature watches, with no
+// reporter and no journal.
 // That is what a host does in a loop (a progress toggle, a state machine driven by
 // events), so it runs without creating a `String`, allocating, retaining or
 // building a `ResolvedAction`: names are looked up from the caller's C bytes, the
@@ -49,12 +50,19 @@ extension Dispatcher {
         case UF_ACTION_DEINITIALIZE: kind = .deinitialize
         default: return false
         }
-        guard let featureName = a.feature, a.uninitialized == 0,
-              !hot.journaling, !hot.hasAnyBindings, !reportingActive else { return false }
+        guard let featureName = a.feature, a.uninitialized == 0, !hot.journaling, !reportingActive else { return false }
         let feature = hot.findFeature(featureName)
         guard feature >= 0 else { return false }
         let slot = hot.features.pointer(Int(feature))
-        guard !slot.pointee.hasBindings, !slot.pointee.hasPayload else { return false }
+        // Bindings that watch this kind of mutation of this feature need the general path.
+        let mutationKind: uf_mutation_kind
+        switch kind {
+        case .initialize: mutationKind = UF_MUTATION_INITIALIZATION
+        case .transition: mutationKind = UF_MUTATION_TRANSITION
+        default: mutationKind = UF_MUTATION_DEINITIALIZATION
+        }
+        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: mutationKind.rawValue)
+        guard (slot.pointee.bindingKinds | hot.anyBindingKinds) & kindBit == 0, !slot.pointee.hasPayload else { return false }
 
         var header = ActionHeader(kind: kind, feature: feature)
         if let from = a.from {
@@ -97,12 +105,6 @@ extension Dispatcher {
         let newState = kind == .deinitialize ? -1 : header.into
         slot.pointee.state = newState
         seq &+= 1
-        let mutationKind: uf_mutation_kind
-        switch kind {
-        case .initialize: mutationKind = UF_MUTATION_INITIALIZATION
-        case .transition: mutationKind = UF_MUTATION_TRANSITION
-        default: mutationKind = UF_MUTATION_DEINITIALIZATION
-        }
         var record = MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq,
                                     kind: Int32(mutationKind.rawValue), feature: feature,
                                     oldState: current, newState: newState)

@@ -200,7 +200,8 @@ extension Dispatcher {
             delivery.newPayload = mutation.newPayload
         }
         delivery.action = mutation.action
-        if hot.features[Int(record.feature)].hasBindings || hot.hasAnyBindings { runBindings(record) }
+        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
+        if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record) }
         deliver(&record)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         delivery.reset()

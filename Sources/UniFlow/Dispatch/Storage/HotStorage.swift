@@ -31,8 +31,10 @@ struct FeatureSlot {
     var transitionPairCount: Int32 = 0
     /// The current payload has fields (it then lives in `Dispatcher.payloads`).
     var hasPayload = false
-    /// The feature has model bindings: notifying it costs a lookup beyond the subscribers.
-    var hasBindings = false
+    /// Bit `1 << kind` for each mutation kind some model binding's filter watches
+    /// on this feature: a mutation of another kind costs no binding lookup (and
+    /// stays on the hot path).
+    var bindingKinds: UInt8 = 0
     var name: CName
     /// Subscriptions whose filter names this feature.
     var subscribers = SlotList()
@@ -78,8 +80,8 @@ struct HotStorage {
     var subscriptions = UnsafeVector<SubscriptionSlot>()
     /// Subscriptions to every mutation (`AnyMutation`).
     var anySubscribers = SlotList()
-    /// Some model binding watches every mutation.
-    var hasAnyBindings = false
+    /// Bit `1 << kind` for each mutation kind a binding watches on every feature.
+    var anyBindingKinds: UInt8 = 0
     /// Mutations are written to a journal.
     var journaling = false
 
