@@ -429,7 +429,8 @@ class Dispatcher:
                 prepared = self._p_init[feature][into]
             except KeyError:
                 prepared = self._prepare(1, feature, None, into, False)
-            rc = self._dispatch(self._handle_arg, prepared)
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._finish(rc)
@@ -444,7 +445,8 @@ class Dispatcher:
                 prepared = self._p_act[feature][in_]
             except KeyError:
                 prepared = self._prepare(2, feature, None, in_, False)
-            rc = self._dispatch(self._handle_arg, prepared)
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._finish(rc)
@@ -468,7 +470,8 @@ class Dispatcher:
                     prepared = self._p_tr[feature][into][from_]
             except KeyError:
                 prepared = self._prepare(3, feature, from_, into, same)
-            rc = self._dispatch(self._handle_arg, prepared)
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._finish(rc)
@@ -487,7 +490,8 @@ class Dispatcher:
                 prepared = self._p_deinit[feature][from_]
             except KeyError:
                 prepared = self._prepare(4, feature, from_, None, False)
-            rc = self._dispatch(self._handle_arg, prepared)
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._finish(rc)
