@@ -169,9 +169,11 @@ class Subscription:
             check(rc)
 
     def __enter__(self) -> "Subscription":
+        """The subscription itself: ``with d.subscribe(fn): ...`` cancels it on exit."""
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Cancels the subscription (exceptions propagate)."""
         self.cancel()
 
     def __repr__(self) -> str:
@@ -285,9 +287,11 @@ class Dispatcher:
         return self._handle is None
 
     def __enter__(self) -> "Dispatcher":
+        """The dispatcher itself: ``with Dispatcher() as d: ...`` closes it on exit."""
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Closes the dispatcher (exceptions propagate)."""
         self.close()
 
     def __del__(self) -> None:
