@@ -46,6 +46,35 @@ def test_four_threads_submitting_concurrently_lose_nothing() -> None:
         assert len(set(threads_seen)) > 1  # callbacks ran on the submitting threads
 
 
+def test_four_threads_sharing_prepared_actions_lose_nothing() -> None:
+    """The hot path: every thread dispatches the same cached uf_action structs."""
+    with uniflow.Dispatcher() as d:
+        d.register(TOGGLE)
+        d.initialize("Toggle", "Off")
+        seqs: List[int] = []
+        d.subscribe(lambda m: seqs.append(m.seq))
+        kept: List[uniflow.Mutation] = []
+        d.subscribe(lambda m: kept.append(m) if m.seq % 100 == 0 else None)
+        results: List[Any] = []
+        start = threading.Barrier(THREADS)
+
+        def worker() -> None:
+            start.wait()
+            mine = [d.transition("Toggle", state, same=True) for _ in range(PER_THREAD) for state in ("On", "Off")]
+            results.extend(mine)
+
+        threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        total = THREADS * PER_THREAD * 2
+        assert results == [uniflow.OK] * total
+        assert seqs == list(range(2, total + 2))  # every transition, none lost or doubled
+        assert [m.seq for m in kept] == list(range(100, total + 2, 100))
+        assert all(m.kind is uniflow.MutationKind.TRANSITION and m.old is not None for m in kept)
+
+
 def test_threads_with_exceptions_keep_them_per_thread() -> None:
     with uniflow.Dispatcher() as d:
         d.register(COUNTER)
