@@ -22,6 +22,11 @@
  *     doubles are UF_EJSON; input nested deeper than 256 levels is UF_ESCHEMA.
  *   - Callbacks take their user `payload` last. A `payload_free` (may be NULL) is
  *     called exactly once, when the library no longer needs `payload`.
+ *   - NULL where a value is required (a dispatcher, a text, a callback, an out
+ *     pointer) is UF_EINVAL, with a message naming the argument; only
+ *     uf_dispatcher_free() and uf_free() accept NULL, as a no-op. Accessors that
+ *     cannot return a status (uf_context_*, uf_mutation_*, uf_binding_call_*_json)
+ *     return NULL or 0 for a NULL handle.
  *
  * Threads
  *   Every function may be called from any thread. A dispatcher processes one action
@@ -110,9 +115,12 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     custom reporter
  *   "journal":        path — append every registration (a header line with the
  *                     definitions' fingerprint) and every applied mutation to this
- *                     JSON-lines file, one flushed line each; an existing journal
- *                     is appended to (a torn last line is cut off first). UF_EIO if
- *                     it cannot be opened.
+ *                     JSON-lines file, one flushed line each (a batch is one line);
+ *                     an existing journal is appended to (a torn last line is cut
+ *                     off first). UF_EIO if it cannot be opened. Lines are written
+ *                     before what they describe is applied: an action, batch,
+ *                     restore or registration whose line cannot be written (a
+ *                     full disk) fails with UF_EIO and changes nothing.
  *   "journal_sync":   boolean (default false) — also fsync after every line
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.
  * out must not be NULL; *out is set to NULL on failure. */
@@ -131,7 +139,9 @@ void uf_dispatcher_free(uf_dispatcher *d);
 /* Registers feature definitions: one definition object, an array of them, or
  * {"features": [...]}. All are validated together and registered all or nothing.
  * UF_ESCHEMA names the offending element ("features[1].states.X.fields.y: ..."),
- * UF_EEXISTS a name already registered. */
+ * UF_EEXISTS a name already registered, UF_ENOTFOUND a model binding that names
+ * an unknown feature or state in its filter, or an unregistered handler
+ * ("features[0].bindings[2].then.call: unknown handler 'notify'"). */
 int uf_register(uf_dispatcher *d, const char *definitions_json);
 
 /* uf_register with the content of a file; UF_EIO if it cannot be read. */
@@ -248,8 +258,9 @@ typedef int (*uf_subscriber_fn)(const uf_mutation *m, void *payload);
  *   Deinitialization<F>, InitializationInto<F.S>, ActualizationIn<F.S>,
  *   TransitionInto<F.S>, TransitionFrom<F.S>, TransitionBetween<F.A, F.B>,
  *   DeinitializationFrom<F.S>.
- * A filter that does not parse is UF_ESCHEMA; an unknown feature or state is
- * UF_ENOTFOUND. *out_id (out_id may be NULL) receives an id that is never 0 and
+ * A filter that does not parse (the empty string included: only NULL means
+ * AnyMutation) or a TransitionBetween across two features is UF_ESCHEMA; an
+ * unknown feature or state is UF_ENOTFOUND. *out_id (out_id may be NULL) receives an id that is never 0 and
  * never reused. payload_free runs exactly once: when the subscription ends, when
  * the dispatcher is freed, or at once if uf_subscribe fails; never while fn runs.
  * A subscription added during a notification is first called for the next
@@ -296,8 +307,9 @@ uint64_t uf_mutation_seq(const uf_mutation *m);
 typedef void (*uf_report_fn)(const char *report_json, void *payload);
 
 /* Replaces the reporter; fn NULL goes back to the built-in reporter (which prints
- * according to the "reporting" option). The replaced reporter's payload_free runs
- * at once (after it returns, when replaced from inside itself). */
+ * according to the "reporting" option; a payload given with a NULL fn is not kept:
+ * its payload_free runs at once). The replaced reporter's payload_free runs at
+ * once (after it returns, when replaced from inside itself). */
 int uf_set_reporter(uf_dispatcher *d, uf_report_fn fn, void *payload,
                     void (*payload_free)(void *));
 
@@ -334,9 +346,25 @@ int uf_binding_call_set_output(uf_binding_call *call, const char *json);
 uf_dispatcher *uf_binding_call_dispatcher(const uf_binding_call *call);
 
 /* Evaluates a JsonLogic rule (every operation of the specification except `log`,
- * with json-logic-js's results) over data_json (NULL means null). *out_json
- * receives the result as JSON, freed with uf_free. An unknown operator or a
- * malformed rule is UF_ESCHEMA; so is a non-finite result (a division by zero).
+ * with json-logic-js 2.0.5's results, JavaScript coercions included) over
+ * data_json (NULL means null). *out_json receives the result as JSON, freed with
+ * uf_free. A JavaScript `undefined` result is null.
+ *
+ * The rule is checked first, as a model binding's rules are at registration, and
+ * refused with UF_ESCHEMA (the message names the operator and its place, e.g.
+ * "operator '==' takes 2 arguments, got 1 at and[1]") when a one-key object
+ * anywhere in it, evaluated or not:
+ *   - names an unknown operator, `log`, or a dotted name ("a.b");
+ *   - gives an operator a number of arguments it cannot use: `==` `===` `!=`
+ *     `!==` `>` `>=` `/` `%` `in` `map` `filter` `all` `none` `some` and
+ *     `missing_some` take 2; `!` and `!!` 1; `<` `<=` `substr` `reduce` 2 or 3;
+ *     `-` 1 or 2; `var` at most 2; `or` `and` `*` `min` `max` at least 1
+ *     (json-logic-js would fill missing arguments with undefined);
+ *   - gives `map` `filter` `reduce` `all` `none` `some` a list, or `missing_some`
+ *     keys, that is a literal other than an array.
+ * At run time, a non-finite result (a division by zero) and what json-logic-js
+ * throws on are UF_ESCHEMA too. Strings are UTF-8: a `substr` or index that
+ * splits a surrogate pair gives U+FFFD where JavaScript keeps a lone surrogate.
  * Any thread; no dispatcher needed. */
 int uf_logic_apply(const char *rule_json, const char *data_json, char **out_json);
 
@@ -361,7 +389,11 @@ int uf_state_restore(uf_dispatcher *d, const char *model_json);
 /* Installs the mutations of a journal written by a dispatcher with the same
  * definitions (option "journal"), the way uf_state_restore does: no via
  * callbacks, no bindings, no notifications. The model ends as the journaling
- * dispatcher's did. A torn last line (no newline: the writer crashed) is skipped
+ * dispatcher's did: each dispatcher that opened the journal is a session that
+ * started from an empty model, so replay starts over where a session begins
+ * (replay first, then go on journaling, to continue a model across runs; a
+ * dispatcher replaying the file it journals to stops where its own session
+ * begins). A torn last line (no newline: the writer crashed) is skipped
  * and reported as a `dropped` report without an action; any other bad line, or a
  * journal of other definitions, fails the call (UF_ESCHEMA/UF_EJSON naming the
  * line) and changes nothing. UF_EIO if it cannot be read; UF_EMISUSE inside a

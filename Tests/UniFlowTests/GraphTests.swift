@@ -289,7 +289,7 @@ import Testing
         var template = Array("/tmp/uniflow-graph-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         try #require(fd >= 0)
-        let path = String(cString: template)
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { unlink(path); unlink(path + ".err"); unlink(path + ".svg") }
         let written = dot.withCString { write(fd, $0, strlen($0)) }
         close(fd)
@@ -299,7 +299,7 @@ import Testing
         if let file = fopen(path + ".err", "r") {
             var buffer = [CChar](repeating: 0, count: 4096)
             while fgets(&buffer, Int32(buffer.count), file) != nil {
-                stderr += String(cString: buffer)
+                stderr += buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             }
             fclose(file)
         }

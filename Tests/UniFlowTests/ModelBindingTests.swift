@@ -95,6 +95,20 @@ import Testing
         #expect(h.reports.contains { $0.contains("binding_rejected") && $0.contains("rule error") && $0.contains(#""status":"UF_ESCHEMA""#) })
     }
 
+    @Test func aRuleErrorInATemplateReadsLikeOneInAGivenClause() {
+        let h = Harness("""
+        {"feature": "A", "states": {"X": {}, "Y": {"fields": {"n": "number"}}},
+         "bindings": [{"scenario": "divides late", "when": "Initialization<A>",
+                       "then": {"submit": [{"kind": "transition", "feature": "A", "into": "Y",
+                                            "payload": {"n": {"$": {"/": [1, 0]}}}}]}}]}
+        """)
+        h.captureReports()
+        #expect(h.submit(#"{"kind":"initialize","feature":"A","into":"X"}"#) == UF_OK)
+        #expect(h.reports.contains(#"{"event":"binding_rejected","action":{"kind":"initialize","feature":"A","into":"X"},"status":"UF_ESCHEMA","reason":"then.submit[0]: rule error: rule result is not a finite number","binding":"divides late"}"#),
+                "\(h.reports)")
+        #expect(h.state == #"{"A":{"state":"X","payload":{}}}"#)
+    }
+
     @Test func handlersDecideMapAndAct() {
         let h = Harness()
         final class Log { var entries: [String] = [] }

@@ -278,6 +278,41 @@ static void the_built_in_reporter_is_silent_by_default(void) {
     CHECK(d == NULL);
 }
 
+/* Issue 3 / SPEC 6: with reporting "verbose" the built-in reporter prints each
+ * binding in the seed's BDD form, `[scenario] WHEN <filter>, GIVEN <spec or rule>,
+ * THEN <spec or action>.` — skipped bindings included. */
+static void the_built_in_reporter_prints_bindings_in_bdd_form_when_verbose(void) {
+    static const char *const definition =
+        "{\"feature\":\"Toggle\",\"states\":{\"Off\":{},\"On\":{}},\"initial\":[\"Off\"],"
+        "\"bindings\":["
+        "{\"scenario\":\"Switch on at once\",\"when\":\"InitializationInto<Toggle.Off>\","
+        " \"given\":[{\"spec\":\"always\",\"if\":true}],"
+        " \"then\":{\"spec\":\"switch it on\",\"submit\":[{\"kind\":\"transition\",\"feature\":\"Toggle\",\"into\":\"On\"}]}},"
+        "{\"scenario\":\"Never off again\",\"when\":\"TransitionInto<Toggle.Off>\","
+        " \"given\":[{\"if\":{\"==\":[1,2]}}],"
+        " \"then\":{\"submit\":[{\"kind\":\"deinitialize\",\"feature\":\"Toggle\"}]}},"
+        "{\"when\":\"TransitionInto<Toggle.On>\",\"then\":{\"submit\":[]}}]}";
+    uf_dispatcher *d = check_dispatcher("{\"reporting\":\"verbose\"}", definition);
+    capture c;
+    capture_start(&c);
+    uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Toggle\",\"into\":\"Off\"}");
+    uf_submit(d, "{\"kind\":\"transition\",\"feature\":\"Toggle\",\"into\":\"Off\"}");
+    char *text = capture_end(&c);
+    /* Spec texts where given, else the rule and the action; no scenario, no brackets. */
+    CHECK_PREFIX(text, "[uniflow] binding_processed Toggle.initialize [Switch on at once] WHEN InitializationInto<Toggle.Off>, GIVEN always, THEN switch it on.\n");
+    CHECK_CONTAINS(text, "\n[uniflow] binding_processed Toggle.transition WHEN TransitionInto<Toggle.On>, THEN nothing.\n");
+    CHECK_CONTAINS(text, "\n[uniflow] binding_skipped Toggle.transition [Never off again] WHEN TransitionInto<Toggle.Off>, GIVEN {\"==\":[1,2]}, THEN deinitialize Toggle.\n");
+    CHECK(strstr(text, "[[") == NULL);
+    CHECK(strstr(text, "[]") == NULL);
+    /* The first ran (binding_processed), the second was stopped by its rule. */
+    CHECK(strstr(text, "binding_processed") != NULL);
+    CHECK(strstr(text, "binding_skipped") != NULL);
+    if (strstr(text, "[Switch on at once] WHEN") == NULL) fprintf(stderr, "verbose output was:\n%s", text);
+    free(text);
+    CHECK_STATE(d, "{\"Toggle\":{\"state\":\"Off\",\"payload\":{}}}");
+    uf_dispatcher_free(d);
+}
+
 int main(void) {
     /* A cycle that the limit failed to stop must not hang the test run. */
     alarm(120);
@@ -287,6 +322,7 @@ int main(void) {
     the_default_limit_stops_a_cycle_too();
     the_built_in_reporter_prints_short_lines();
     the_built_in_reporter_prints_mutations_when_verbose();
+    the_built_in_reporter_prints_bindings_in_bdd_form_when_verbose();
     the_built_in_reporter_is_silent_by_default();
     return check_summary();
 }

@@ -72,6 +72,8 @@ defs="defs/download.json defs/stats.json"
 case_ check_ok check $defs defs/notify.json
 case_ check_errors check defs/download.json defs/bad_type.json defs/broken.json defs/download.json \
       defs/missing.json defs/stats.json
+# FILE:LINE names where the element starts: in an array, in one definition object.
+case_ check_error_lines check defs/bad_rule.json defs/bad_initial.json
 quietly() { "$@" >/dev/null; }
 check_ check_examples quietly "$uniflow" check ../../examples/definitions/*.json
 
@@ -80,6 +82,13 @@ case_ graph_all graph $defs defs/notify.json
 case_ graph_feature graph $defs defs/notify.json --feature Stats
 case_ graph_unknown_feature graph $defs --feature=Nope
 case_ graph_bad_definitions graph defs/download.json defs/bad_type.json
+# docs/graph.png (shown in the README) is rendered from docs/graph.dot, which must be
+# what the examples draw today: regenerate both when examples/definitions change.
+graph_is_current() {
+    "$uniflow" graph ../../examples/definitions/*.json >"$tmp/examples.dot" &&
+        diff -u ../../docs/graph.dot "$tmp/examples.dot"
+}
+check_ graph_docs_picture_is_current graph_is_current
 
 graphviz_accepts() {
     "$uniflow" graph "$@" >"$tmp/graph.dot" || return 1

@@ -43,7 +43,22 @@ static int write_forever(const char *path) {
     }
 }
 
+/* Whether the file holds no complete line: the writer died before it journaled
+ * anything (the header is written at uf_register). */
+static int holds_no_line(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1;
+    int c, newline = 0;
+    while ((c = fgetc(f)) != EOF && !newline) newline = (c == '\n');
+    fclose(f);
+    return !newline;
+}
+
 static int check(const char *path, long last) {
+    if (last < 0 && holds_no_line(path)) {
+        printf("ok: killed before the journal had a line\n");
+        return 0;
+    }
     uf_dispatcher *d = open_dispatcher(NULL);
     if (uf_replay_file(d, path) != UF_OK) {
         printf("FAIL: replay: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
@@ -51,11 +66,15 @@ static int check(const char *path, long last) {
     }
     char *state = NULL;
     uf_state_get(d, &state);
+    /* The writer prints a value once its action returned, so the journal holds
+     * that value or the next one (in flight when the kill came). Before the first
+     * print: nothing, the initialization (0) or the first actualization (1). */
+    long confirmed = last < 0 ? 0 : last;
     char expected[2][128];
-    snprintf(expected[0], sizeof expected[0], "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":%ld}}}", last);
-    snprintf(expected[1], sizeof expected[1], "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":%ld}}}", last + 1);
-    int ok = (strcmp(state, expected[0]) == 0 || strcmp(state, expected[1]) == 0 ||
-              (last < 0 && (strcmp(state, "{}") == 0 || strstr(state, "\"val\":0}") != NULL)));
+    snprintf(expected[0], sizeof expected[0], "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":%ld}}}", confirmed);
+    snprintf(expected[1], sizeof expected[1], "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":%ld}}}", confirmed + 1);
+    int ok = strcmp(state, expected[0]) == 0 || strcmp(state, expected[1]) == 0 ||
+             (last < 0 && strcmp(state, "{}") == 0);
     printf("%s: last applied %ld, replayed %s\n", ok ? "ok" : "FAIL", last, state);
     uf_free(state);
     uf_dispatcher_free(d);

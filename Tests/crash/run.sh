@@ -11,8 +11,10 @@ for run in $(seq 1 "$runs"); do
     journal="$work/journal-$run.jsonl"
     "$program" write "$journal" > "$work/applied-$run.txt" &
     writer=$!
-    # 5 to 300 ms: early kills land in the header or the first lines.
-    sleep "0.$(printf '%03d' $(( (RANDOM % 296) + 5 )))"
+    # Up to 300 ms; one run in four within the first 10 ms, while the library
+    # loads, the header is written or the first lines are.
+    if (( RANDOM % 4 == 0 )); then delay=$(( RANDOM % 11 )); else delay=$(( RANDOM % 301 )); fi
+    sleep "0.$(printf '%03d' "$delay")"
     kill -KILL "$writer"
     wait "$writer" 2>/dev/null || true
     last="$(tail -n 1 "$work/applied-$run.txt" 2>/dev/null || true)"

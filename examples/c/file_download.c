@@ -11,9 +11,11 @@
  * time, so no update is lost however the threads interleave.
  *
  * Two subscribers watch: one prints every mutation as JSON, one prints the
- * progress; when it reaches 100 that one submits the transition into Completed.
- * A subscriber runs inside the dispatcher, so that submit is queued (UF_QUEUED)
- * and runs right after the current action, before the worker's call returns.
+ * progress. Nobody here submits the transition into Completed: the definition's
+ * model binding ("Finish the download when progress reaches 100") does, right
+ * after the actualization that reaches 100 and before that worker's call returns.
+ * A host that wants to do it itself can submit from a subscriber: inside a
+ * callback a submit is queued (UF_QUEUED) and runs after the current action.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -59,19 +61,15 @@ static double progress_of(const char *payload_json) {
     return progress;
 }
 
-/* Prints the progress of each actualization, and completes the download at 100. */
+/* Prints the progress of each actualization. At 100 the model binding has already
+ * queued the transition into Completed (bindings run before subscribers); it is
+ * applied as soon as this notification ends. */
 static int follow_progress(const uf_mutation *m, void *payload) {
     (void)payload;
     double progress = progress_of(uf_mutation_new_payload_json(m));
     ++progress_reports;
     printf("progress %g%%\n", progress);
-    if (progress >= 100) {
-        int status = uf_submit(uf_mutation_dispatcher(m),
-                               "{\"kind\":\"transition\",\"feature\":\"FileDownloading\","
-                               "\"from\":\"InProgress\",\"into\":\"Completed\","
-                               "\"scope\":\"file_download.c\",\"context\":\"follow_progress\"}");
-        printf("every chunk is in: completion %s\n", status == UF_QUEUED ? "queued" : uf_status_name(status));
-    }
+    if (progress >= 100) printf("every chunk is in: the model binding completes the download\n");
     return UF_KEEP;
 }
 

@@ -9,7 +9,9 @@ Starting -> InProgress {progress} -> Completed (or Failed {reason}). Worker thre
 never touch shared Python state: each reports a finished chunk by submitting an
 actualization whose `via` adds its share to the current progress, so concurrent
 reports cannot lose an update (the dispatcher runs one action at a time). A subscriber
-prints the progress; an observer scenario completes the download at 100%.
+prints the progress. The definition's model binding ("Finish the download when
+progress reaches 100") completes the download; an observer scenario in Python
+announces it.
 
 Runs from the source tree (it finds the package in bindings/python and the library
 in the build folders) or with the package installed.
@@ -49,6 +51,15 @@ FALLBACK_DEFINITION: Dict[str, Any] = {
     "initial": ["Starting"],
     "transitions": {"Starting": ["InProgress", "Failed"],
                     "InProgress": ["InProgress", "Completed", "Failed"]},
+    "bindings": [{
+        "scenario": "Finish the download when progress reaches 100",
+        "when": "ActualizationIn<FileDownloading.InProgress>",
+        "given": [{"spec": "progress is complete",
+                   "if": {">=": [{"var": "mutation.new.payload.progress"}, 100]}}],
+        "then": {"spec": "mark it completed",
+                 "submit": [{"kind": "transition", "feature": "FileDownloading",
+                             "from": "InProgress", "into": "Completed"}]},
+    }],
 }
 
 
@@ -73,12 +84,13 @@ def download(workers: int, chunks: int, fail_at: Optional[float]) -> int:
             else:
                 print(f"{m.feature}: {m.old.name if m.old else '-'} -> {new.name} {new.payload or ''}".rstrip())
 
-        # An observer binding in Python: complete the download once every chunk arrived.
-        (d.scenario("Finish the download when progress reaches 100")
+        # An observer binding in Python. The model binding of the definition ran before
+        # it (model bindings run before subscribers) and has queued the transition into
+        # Completed, which is applied once this notification ends.
+        (d.scenario("Announce the last chunk")
          .when("ActualizationIn<FileDownloading.InProgress>")
-         .given(if_=lambda m: m.new.payload["progress"] >= 100 - 1e-9)
-         .then(submit={"kind": "transition", "feature": "FileDownloading",
-                       "from": "InProgress", "into": "Completed", "context": "scenario"}))
+         .given(if_=lambda m: m.new.payload["progress"] >= 100)
+         .then(do=lambda m: print("  every chunk is in: the model binding completes the download")))
 
         d.initialize("FileDownloading", "Starting")
         d.transition("FileDownloading", into="InProgress", from_="Starting", payload={"progress": 0})
@@ -91,7 +103,10 @@ def download(workers: int, chunks: int, fail_at: Optional[float]) -> int:
             progress = current["progress"] if current else 0
             if fail_at is not None and progress + share > fail_at:
                 raise ChunkFailed(f"connection reset at {progress:.0f}%")
-            return {"progress": min(100.0, progress + share)}
+            # 100 exactly once every share is in: the binding waits for progress >= 100,
+            # and three shares of 33.33...% add up to 99.99...% in floating point.
+            done = progress + share
+            return {"progress": 100.0 if done >= 100 - 1e-9 else done}
 
         def worker(index: int) -> None:
             while True:

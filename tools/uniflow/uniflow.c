@@ -61,8 +61,10 @@ static const char check_usage[] =
     "usage: uniflow check DEFS...\n"
     "\n"
     "Registers each definition file, in order, into one fresh dispatcher and reports\n"
-    "\"FILE: ok\" on stdout or \"FILE: PATH: MESSAGE\" on stderr, e.g.\n"
-    "  defs/a.json: features[0].states.X.fields.y: unknown type 'nubmer'\n"
+    "\"FILE: ok\" on stdout or \"FILE:LINE: PATH: MESSAGE\" on stderr, e.g.\n"
+    "  defs/a.json:7: features[0].states.X.fields.y: unknown type 'nubmer'\n"
+    "(LINE is where the element PATH names starts; a JSON error gives its own line\n"
+    "and column instead).\n"
     "A file that fails is not registered; the files after it are still checked.\n"
     "\n"
     "Exit status: 0 if every file is valid, 1 otherwise, 2 on a usage error.\n";
@@ -196,6 +198,158 @@ static int json_string(char *buf, size_t size, const char *text) {
 }
 
 /* ------------------------------------------------------------------------------
+ * The line of a definition path ("features[1].states.X.fields.y") in a file
+ *
+ * The library names the offending element of a definition by its path, starting
+ * at features[i] whatever the file holds (one definition, an array of them, or
+ * {"features": [...]}). A person fixing the file wants the line too, so the tool
+ * walks the JSON text along the path, as far as it resolves, and reports the line
+ * where that value starts. The text has already been parsed by the library: a
+ * scanner that only skips values is enough, and any surprise ends the walk.
+ * ------------------------------------------------------------------------------ */
+
+typedef struct scanner {
+    const char *at;
+} scanner;
+
+static void skip_blanks(scanner *s) {
+    while (*s->at == ' ' || *s->at == '\t' || *s->at == '\n' || *s->at == '\r') s->at++;
+}
+
+/* Skips a string (s->at on its opening quote); 0 if it is not one. */
+static int skip_string(scanner *s) {
+    if (*s->at != '"') return 0;
+    for (s->at++; *s->at && *s->at != '"'; s->at++) {
+        if (*s->at == '\\' && s->at[1]) s->at++;
+    }
+    if (*s->at != '"') return 0;
+    s->at++;
+    return 1;
+}
+
+/* Skips any value; 0 on a surprise. Nesting is bounded by the library's limit
+ * (256 levels), which the text has passed. */
+static int skip_value(scanner *s) {
+    skip_blanks(s);
+    char open = *s->at;
+    if (open == '"') return skip_string(s);
+    if (open != '{' && open != '[') {
+        while (*s->at && strchr(",]} \t\r\n", *s->at) == NULL) s->at++;
+        return 1;
+    }
+    char close = open == '{' ? '}' : ']';
+    s->at++;
+    skip_blanks(s);
+    if (*s->at == close) {
+        s->at++;
+        return 1;
+    }
+    for (;;) {
+        if (open == '{') {
+            skip_blanks(s);
+            if (!skip_string(s)) return 0;
+            skip_blanks(s);
+            if (*s->at++ != ':') return 0;
+        }
+        if (!skip_value(s)) return 0;
+        skip_blanks(s);
+        if (*s->at == ',') {
+            s->at++;
+            continue;
+        }
+        if (*s->at != close) return 0;
+        s->at++;
+        return 1;
+    }
+}
+
+/* Moves to the value of member `key` (length n) of the object at s->at. */
+static int enter_member(scanner *s, const char *key, size_t n) {
+    skip_blanks(s);
+    if (*s->at != '{') return 0;
+    s->at++;
+    for (;;) {
+        skip_blanks(s);
+        const char *name = s->at + 1;
+        if (!skip_string(s)) return 0;
+        size_t length = (size_t)(s->at - 1 - name);
+        skip_blanks(s);
+        if (*s->at++ != ':') return 0;
+        skip_blanks(s);
+        if (length == n && memcmp(name, key, n) == 0) return 1;
+        if (!skip_value(s)) return 0;
+        skip_blanks(s);
+        if (*s->at++ != ',') return 0;
+    }
+}
+
+/* Moves to element `index` of the array at s->at. */
+static int enter_element(scanner *s, unsigned long index) {
+    skip_blanks(s);
+    if (*s->at != '[') return 0;
+    s->at++;
+    for (unsigned long i = 0; i < index; i++) {
+        if (!skip_value(s)) return 0;
+        skip_blanks(s);
+        if (*s->at++ != ',') return 0;
+    }
+    skip_blanks(s);
+    return *s->at != ']';
+}
+
+/* The line (from 1) where the element named by the path at the start of `message`
+ * ("features[1].states.X: ...") starts in `text`, or 0 when the message names no
+ * such path. The walk stops at the first part it cannot follow. */
+static unsigned long line_of_path(const char *text, const char *message) {
+    static const char prefix[] = "features[";
+    if (strncmp(message, prefix, sizeof prefix - 1) != 0) return 0;
+    const char *path = message + sizeof prefix - 1;
+    char *end;
+    unsigned long feature = strtoul(path, &end, 10);
+    if (end == path || *end != ']') return 0;
+    path = end + 1;
+
+    /* features[i]: element i of the array, or of {"features": [...]}; a single
+     * definition object is features[0]. */
+    scanner s = {text};
+    skip_blanks(&s);
+    if (*s.at == '{') {
+        scanner probe = s;
+        if (enter_member(&probe, "features", 8) && (skip_blanks(&probe), *probe.at == '[')) {
+            s = probe;
+        } else if (feature != 0) {
+            return 0;
+        }
+    }
+    if (*s.at == '[' && !enter_element(&s, feature)) return 0;
+    skip_blanks(&s);
+    const char *found = s.at;
+
+    /* The rest: ".key" and "[n]" parts, up to the message's ": ". */
+    const char *stop = strstr(path, ": ");
+    if (stop == NULL) stop = path + strlen(path);
+    while (path < stop) {
+        if (*path == '.') {
+            const char *key = ++path;
+            while (path < stop && *path != '.' && *path != '[') path++;
+            if (!enter_member(&s, key, (size_t)(path - key))) break;
+        } else if (*path == '[') {
+            unsigned long index = strtoul(path + 1, &end, 10);
+            if (end == path + 1 || *end != ']' || end > stop) break;
+            path = end + 1;
+            if (!enter_element(&s, index)) break;
+        } else {
+            break;
+        }
+        skip_blanks(&s);
+        found = s.at;
+    }
+    unsigned long line = 1;
+    for (const char *c = text; c < found; c++) line += *c == '\n';
+    return line;
+}
+
+/* ------------------------------------------------------------------------------
  * Placeholder handlers (see the comment at the top)
  * ------------------------------------------------------------------------------ */
 
@@ -240,7 +394,13 @@ static int register_file(uf_dispatcher *d, const char *path) {
             break;
         }
     }
-    if (status != UF_OK) fprintf(stderr, "%s: %s\n", path, uf_last_error());
+    if (status != UF_OK) {
+        /* "FILE:LINE: PATH: MESSAGE" when the message names an element of the file
+         * (a JSON error already says "line L, column C"). */
+        unsigned long line = line_of_path(text, uf_last_error());
+        if (line > 0) fprintf(stderr, "%s:%lu: %s\n", path, line, uf_last_error());
+        else fprintf(stderr, "%s: %s\n", path, uf_last_error());
+    }
     free(text);
     return status;
 }

@@ -30,7 +30,8 @@ public struct BindingDefinition: Sendable {
 
     /// The seed's BDD form, for the verbose reporter.
     public var sentence: String {
-        var text = "[\(scenario ?? "")] WHEN \(when.text)"
+        var text = scenario.map { "[\($0)] " } ?? ""
+        text += "WHEN \(when.text)"
         if !given.isEmpty { text += ", GIVEN " + given.map(\.label).joined(separator: ", ") }
         return text + ", THEN \(thenLabel)."
     }
@@ -45,7 +46,7 @@ public struct BindingDefinition: Sendable {
             let feature = object?["feature"]?.stringValue ?? "?"
             return "\(kind) \(feature)"
         }
-        return parts.joined(separator: " and ")
+        return parts.isEmpty ? "nothing" : parts.joined(separator: " and ")
     }
 }
 

@@ -57,6 +57,14 @@ public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?
     }
     // Copied once: the caller may reuse its struct as soon as we return.
     let a = action.pointee
+    if let d {
+        // Most calls: no via to release, not queued. See Dispatcher+HotPath.swift.
+        let status = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(d))._withUnsafeGuaranteedRef { dispatcher -> Int32? in
+            guard dispatcher.mayDispatchFast(a) else { return nil }
+            return dispatcher.exclusive { dispatcher.dispatchLocked(a) }
+        }
+        if let status { return status }
+    }
     let via = a.via.map { ViaCallback(fn: $0, payload: a.via_payload, payloadFree: a.via_payload_free) }
     guard d != nil else {
         via?.release()

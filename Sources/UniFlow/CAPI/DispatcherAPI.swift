@@ -95,7 +95,7 @@ public func uf_feature_get(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?
 public func uf_definitions_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withDispatcher(d, "uf_definitions_get") { (dispatcher) throws(UniFlowError) in
         guard let out_json else { throw UniFlowError(.invalidArgument, "uf_definitions_get: out_json is NULL") }
-        let text = dispatcher.exclusive { dispatcher.definitionsJSON().jsonText }
+        let text = dispatcher.exclusive { dispatcher.definitionsText() }
         out_json.pointee = mallocString(text)
         return .ok
     }

@@ -11,8 +11,11 @@ public func uf_graph_dot(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?,
         let name = feature.map { String(cString: $0) }
         let text = try dispatcher.exclusive { () throws(UniFlowError) -> String in
             let only = try name.map { (name) throws(UniFlowError) in Int(try dispatcher.resolveFeature(name)) }
-            let graph = DOTGraph(definitions: dispatcher.definitions,
-                                 bindings: dispatcher.modelBindings.map { $0.map(\.definition) })
+            let definitions = dispatcher.allDefinitions()
+            let graph = DOTGraph(definitions: definitions,
+                                 bindings: definitions.indices.map { f in
+                                     (dispatcher.modelBindings[Int32(f)] ?? []).map(\.definition)
+                                 })
             return graph.render(only: only)
         }
         guard let copy = mallocString(text) else { throw UniFlowError(.noMemory, "uf_graph_dot: out of memory") }

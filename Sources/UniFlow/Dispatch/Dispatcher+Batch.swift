@@ -28,7 +28,6 @@ extension Dispatcher {
             // Journal the batch only once it holds: a crash mid-batch must not replay half of it.
             hot.journaling = false
             var committed: [CommittedMutation] = []
-            var triggers: [ResolvedAction] = []
             for (i, action) in actions.enumerated() {
                 let feature = hot.features[Int(action.feature)]
                 if let failure = checkBatchPrecondition(action, feature) {
@@ -36,29 +35,37 @@ extension Dispatcher {
                     seq = seqBefore
                     hot.journaling = journaling
                     cascade.processed += 1
-                    if reportingActive { report(.rejected, action: action, failure: failure) }
+                    if reportingActive { report(.rejected, action: action.header, failure: failure) }
                     throw failure.prefixed("batch[\(i)]")
                 }
-                if action.kind == .trigger {
-                    triggers.append(action)
-                } else {
-                    committed.append(commit(action, feature: feature, payload: action.payload))
+                if action.kind != .trigger {
+                    // Not journaled here (journaling is off until the batch holds): cannot fail.
+                    committed.append(try commit(action, feature: feature, payload: action.payload))
                 }
             }
             hot.journaling = journaling
-            if journaling { for mutation in committed { journalMutation(mutation) } }
+            if journaling {
+                do throws(UniFlowError) {
+                    try journalBatch(committed)
+                } catch {
+                    install(before)
+                    seq = seqBefore
+                    cascade.processed += 1
+                    if reportingActive, let last = actions.last { report(.rejected, action: last.header, failure: error) }
+                    throw error
+                }
+            }
             cascade.processed += actions.count
             var next = 0
             for action in actions {
                 if action.kind == .trigger {
-                    if reportingActive { report(.processed, action: action) }
+                    if reportingActive { report(.processed, action: action.header) }
                     for queued in action.extras?.submit ?? [] { queue.append(queued) }
                 } else {
                     announce(committed[next])
                     next += 1
                 }
             }
-            _ = triggers
         }
     }
 
@@ -72,8 +79,16 @@ extension Dispatcher {
     func restore(_ json: JSONValue) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_state_restore")
         try exclusive { () throws(UniFlowError) in
+            let before = ModelSnapshot(of: self)
             install(try validatedModel(json))
-            if hot.journaling { journalRestore(modelJSON()) }
+            if hot.journaling {
+                do throws(UniFlowError) {
+                    try journalRestore(modelJSON())
+                } catch {
+                    install(before)
+                    throw error
+                }
+            }
         }
     }
 }

@@ -4,10 +4,10 @@ import Glibc
 /// Model bindings (SPEC 6): indexed by the feature their filter watches, run after
 /// a mutation is applied and before the subscribers.
 extension Dispatcher {
-    /// Parses, checks and compiles the bindings of definitions about to be
-    /// registered. `newNames` are the features of the same call, which filters
-    /// may name too. Shapes (rules included) are checked before names.
-    func prepareBindings(for parsed: [FeatureDefinition]) throws(UniFlowError) -> [[ActiveBinding]] {
+    /// Parses and checks the shapes (rules included) of the bindings of
+    /// definitions about to be registered: the first registration check after the
+    /// definitions' own shapes, before any name is looked up (SPEC 6).
+    func parseBindings(of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[BindingDefinition]] {
         var shapes: [[BindingDefinition]] = []
         for (i, definition) in parsed.enumerated() {
             var list: [BindingDefinition] = []
@@ -16,10 +16,20 @@ extension Dispatcher {
             }
             shapes.append(list)
         }
+        return shapes
+    }
+
+    /// Resolves the names in parsed bindings (filters, handlers). Filters may
+    /// name features registered earlier or in the same call (`parsed`).
+    func compileBindings(_ shapes: [[BindingDefinition]], of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[ActiveBinding]] {
         let base = Int32(definitions.count)
-        func feature(_ name: String) -> (Int32, FeatureDefinition)? {
-            if let index = featureIndex(named: name) { return (index, definitions[Int(index)]) }
-            if let i = parsed.firstIndex(where: { $0.name == name }) { return (base + Int32(i), parsed[i]) }
+        func feature(_ name: String) -> (Int32, (String) -> Int?)? {
+            if let index = featureIndex(named: name) {
+                return (index, { self.stateIndex(named: $0, feature: index).map(Int.init) })
+            }
+            if let i = parsed.firstIndex(where: { $0.name == name }) {
+                return (base + Int32(i), { parsed[i].stateIndex(named: $0) })
+            }
             return nil
         }
         var result: [[ActiveBinding]] = []
@@ -51,13 +61,13 @@ extension Dispatcher {
     /// Makes bindings of a just-installed feature known to the features they watch.
     func installBindings(_ bindings: [ActiveBinding]) {
         for binding in bindings {
-            let reference = BindingReference(owner: binding.owner, index: Int32(modelBindings[Int(binding.owner)].count))
-            modelBindings[Int(binding.owner)].append(binding)
+            let reference = BindingReference(owner: binding.owner, index: Int32(modelBindings[binding.owner, default: []].count))
+            modelBindings[binding.owner, default: []].append(binding)
             if binding.filter.feature < 0 {
                 anyBindingWatchers.append(reference)
                 hot.hasAnyBindings = true
             } else {
-                bindingWatchers[Int(binding.filter.feature)].append(reference)
+                bindingWatchers[binding.filter.feature, default: []].append(reference)
                 hot.features.pointer(Int(binding.filter.feature)).pointee.hasBindings = true
             }
         }
@@ -66,8 +76,7 @@ extension Dispatcher {
     /// Runs the bindings that match the mutation just applied, in feature
     /// registration order and then declaration order.
     func runBindings(_ record: MutationRecord) {
-        let f = Int(record.feature)
-        let watchers = bindingWatchers[f]
+        let watchers = bindingWatchers[record.feature] ?? []
         var candidates = anyBindingWatchers.isEmpty ? watchers : (watchers + anyBindingWatchers)
         if !anyBindingWatchers.isEmpty && !watchers.isEmpty {
             candidates.sort { ($0.owner, $0.index) < ($1.owner, $1.index) }
@@ -75,7 +84,7 @@ extension Dispatcher {
         let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
         var data: JSONValue? = nil
         for reference in candidates {
-            let binding = modelBindings[Int(reference.owner)][Int(reference.index)]
+            let binding = modelBindings[reference.owner]![Int(reference.index)]
             let filter = binding.filter
             guard filter.kinds & kindBit != 0,
                   filter.oldState < 0 || filter.oldState == record.oldState,
@@ -126,7 +135,13 @@ extension Dispatcher {
             var actions: [ResolvedAction] = []
             for (i, template) in definition.thenSubmit.enumerated() {
                 do throws(UniFlowError) {
-                    let json = try ActionTemplate.substitute(template, data: scope())
+                    let json: JSONValue
+                    do throws(UniFlowError) {
+                        json = try ActionTemplate.substitute(template, data: scope())
+                    } catch {
+                        // As a `given` rule's failure reads.
+                        throw UniFlowError(.schema, "rule error: \(error.message)")
+                    }
                     actions.append(try resolve(try ActionRequest.decode(json), hasVia: false))
                 } catch {
                     throw error.prefixed("then.submit[\(i)]")

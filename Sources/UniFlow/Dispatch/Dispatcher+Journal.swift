@@ -1,15 +1,19 @@
 import Glibc
 
-/// Writing the journal and replaying one (SPEC 10).
+/// Writing the journal and replaying one (SPEC 10). Lines are written before what
+/// they describe is applied: an action whose line cannot be written fails with
+/// `UF_EIO` and changes nothing.
 extension Dispatcher {
-    func journalRegistration() {
+    /// The header a registration writes: this session, the fingerprint of the
+    /// definitions once `adding` are registered, and their features.
+    func journalRegistration(adding: [FeatureDefinition]) throws(UniFlowError) {
         guard let journal else { return }
-        journal.append(["uniflow_journal": 1, "fingerprint": .string(fingerprint(of: definitions)),
-                        "features": .array(definitions.map { .string($0.name) })])
+        let names = definitions.indices.map { JSONValue.string(featureName(Int32($0))) } + adding.map { .string($0.name) }
+        try journal.append(["uniflow_journal": 1, "session": .string(journal.session),
+                            "fingerprint": .string(definitionsFingerprint(adding: adding)), "features": .array(names)])
     }
 
-    func journalMutation(_ mutation: CommittedMutation) {
-        guard let journal else { return }
+    private func journalLine(_ mutation: CommittedMutation) -> JSONValue {
         let record = mutation.record
         var line = JSONObject()
         line["seq"] = .int(Int64(record.seq))
@@ -21,11 +25,21 @@ extension Dispatcher {
         } else {
             line["state"] = .null
         }
-        journal.append(.object(line))
+        return .object(line)
     }
 
-    func journalRestore(_ model: JSONValue) {
-        journal?.append(["seq": .int(Int64(seq)), "restore": model])
+    func journalMutation(_ mutation: CommittedMutation) throws(UniFlowError) {
+        try journal?.append(journalLine(mutation))
+    }
+
+    /// A batch is one line, so that a crash leaves all of it or none.
+    func journalBatch(_ mutations: [CommittedMutation]) throws(UniFlowError) {
+        guard let journal, let last = mutations.last else { return }
+        try journal.append(["seq": .int(Int64(last.record.seq)), "batch": .array(mutations.map(journalLine))])
+    }
+
+    func journalRestore(_ model: JSONValue) throws(UniFlowError) {
+        try journal?.append(["seq": .int(Int64(seq)), "restore": model])
     }
 
     /// Installs a journal's mutations the way a restore does: no callbacks, no
@@ -48,6 +62,8 @@ extension Dispatcher {
         // Parse every line first: the fingerprint is checked before anything is
         // applied, so a journal of other definitions gets that message, not the
         // first unknown name.
+        // A dispatcher replaying the file it journals to stops where its own
+        // session begins: what follows is its own doing.
         var objects: [JSONObject] = []
         var lastFingerprint: String? = nil
         for (i, line) in lines.enumerated() {
@@ -55,24 +71,44 @@ extension Dispatcher {
                 guard let object = try JSONParser.parse(line).objectValue else {
                     throw UniFlowError(.schema, "a journal line must be an object")
                 }
-                if object["uniflow_journal"] != nil, let fp = object["fingerprint"]?.stringValue { lastFingerprint = fp }
+                if object["uniflow_journal"] != nil {
+                    if let own = journal?.session, object["session"]?.stringValue == own { break }
+                    if let fp = object["fingerprint"]?.stringValue { lastFingerprint = fp }
+                }
                 objects.append(object)
             } catch {
                 throw error.prefixed("\(name): line \(i + 1)")
             }
         }
         guard let lastFingerprint else { throw notAJournal }
-        let mine = fingerprint(of: definitions)
+        let mine = definitionsFingerprint()
         guard lastFingerprint == mine else {
             throw UniFlowError(.schema, "\(name): the journal was written for other definitions (fingerprint \(lastFingerprint), this dispatcher has \(mine))")
         }
-        var model = ModelSnapshot(of: self)
+        let before = ModelSnapshot(of: self)
+        var model = before
         model.clear()
         var lastSeq: UInt64 = 0
-        for (i, object) in objects.enumerated() where object["uniflow_journal"] == nil {
+        var session: String? = nil
+        for (i, object) in objects.enumerated() {
             do throws(UniFlowError) {
-                if let restored = object["restore"] {
+                if object["uniflow_journal"] != nil {
+                    // Each session started from an empty model.
+                    if let next = object["session"]?.stringValue {
+                        if let current = session, current != next {
+                            model.clear()
+                            lastSeq = 0
+                        }
+                        session = next
+                    }
+                } else if let restored = object["restore"] {
                     model = try validatedModel(restored)
+                } else if let batch = object["batch"] {
+                    guard let lines = batch.arrayValue else { throw UniFlowError(.schema, "'batch' must be an array") }
+                    for line in lines {
+                        guard let mutation = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
+                        try model.apply(journalLine: mutation, on: self)
+                    }
                 } else {
                     try model.apply(journalLine: object, on: self)
                 }
@@ -82,8 +118,15 @@ extension Dispatcher {
             }
         }
         install(model)
+        if hot.journaling {
+            do throws(UniFlowError) {
+                try journalRestore(modelJSON())
+            } catch {
+                install(before)
+                throw error
+            }
+        }
         seq = max(seq, lastSeq)
-        if hot.journaling { journalRestore(modelJSON()) }
         if let tornLine {
             let failure = UniFlowError(.invalidJSON, "\(name): line \(tornLine) is incomplete (no newline); skipped")
             reportJournal(failure)

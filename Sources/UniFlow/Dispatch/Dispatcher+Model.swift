@@ -16,14 +16,24 @@ extension Dispatcher {
     func modelJSON() -> JSONValue {
         var model = JSONObject()
         for i in 0..<hot.features.count {
-            if let state = featureState(i) { model[definitions[i].name] = state }
+            if let state = featureState(i) { model[featureName(Int32(i))] = state }
         }
         return .object(model)
     }
 
-    /// `{"features": [...]}` as registered.
-    func definitionsJSON() -> JSONValue {
-        ["features": .array(definitions.map(\.source))]
+    /// `{"features": [...]}` as registered: the stored texts, joined.
+    func definitionsText() -> String {
+        var text = #"{"features":["#
+        for feature in definitions.indices {
+            if feature > 0 { text += "," }
+            text += definitions.source(feature)
+        }
+        return text + "]}"
+    }
+
+    /// Every registered definition, parsed (for graphs).
+    func allDefinitions() -> [FeatureDefinition] {
+        definitions.indices.map { definitions[$0] }
     }
 
     /// The mutation being delivered, as SPEC 5.1 shows it.

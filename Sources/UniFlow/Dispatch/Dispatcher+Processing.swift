@@ -55,7 +55,7 @@ extension Dispatcher {
 
     private func drop(_ action: ResolvedAction) {
         if reportingActive {
-            report(.dropped, action: action, failure: UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached; action dropped"))
+            report(.dropped, action: action.header, failure: UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached; action dropped"))
         }
         action.via?.release()
     }
@@ -67,25 +67,30 @@ extension Dispatcher {
         cascade.processed += 1
         let feature = hot.features[Int(action.feature)]
         if let failure = checkPrecondition(action, feature) {
-            if reportingActive { report(.rejected, action: action, failure: failure) }
+            if reportingActive { report(.rejected, action: action.header, failure: failure) }
             return failure
         }
         var newPayload = action.payload
         if let callback = action.via {
             switch runVia(callback, action: action, feature: feature) {
             case .failure(let failure):
-                if reportingActive { report(.rejected, action: action, failure: failure) }
+                if reportingActive { report(.rejected, action: action.header, failure: failure) }
                 return failure
             case .success(let became):
                 if let became { newPayload = became }
             }
         }
         if action.kind == .trigger {
-            if reportingActive { report(.processed, action: action) }
+            if reportingActive { report(.processed, action: action.header) }
             for queued in action.extras?.submit ?? [] { queue.append(queued) }
             return nil
         }
-        apply(action, feature: feature, payload: newPayload)
+        do throws(UniFlowError) {
+            announce(try commit(action, feature: feature, payload: newPayload))
+        } catch {
+            if reportingActive { report(.rejected, action: action.header, failure: error) }
+            return error
+        }
         return nil
     }
 
@@ -145,15 +150,10 @@ extension Dispatcher {
         return rejection(action, "is in state \(stateName(current, feature: action.feature)), not \(wanted)")
     }
 
-    /// Stores the new state and payload, then notifies.
+    /// Journals the mutation, then stores the new state and payload; nobody is
+    /// told yet. Fails (`UF_EIO`), changing nothing, when the journal cannot be written.
     @inline(__always)
-    private func apply(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) {
-        announce(commit(action, feature: feature, payload: given))
-    }
-
-    /// Stores the new state and payload (and journals them); nobody is told yet.
-    @inline(__always)
-    func commit(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) -> CommittedMutation {
+    func commit(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) throws(UniFlowError) -> CommittedMutation {
         let f = Int(action.feature)
         let newState: Int32 = action.kind == .deinitialize ? -1 : action.into
         var newPayload: JSONObject? = nil
@@ -162,7 +162,7 @@ extension Dispatcher {
                 newPayload = given.isEmpty ? nil : given
             } else if stateSlot(newState, of: feature).hasFields {
                 // Entered automatically: an auto state's defaults fill in.
-                let defaults = (try? definitions[f].states[Int(newState)].checkPayload(nil, feature: definitions[f].name)) ?? JSONObject()
+                let defaults = (try? stateDefinition(newState, of: action.feature).checkPayload(nil, feature: featureName(action.feature))) ?? JSONObject()
                 newPayload = defaults.isEmpty ? nil : defaults
             }
         }
@@ -173,21 +173,21 @@ extension Dispatcher {
         case .transition: kind = UF_MUTATION_TRANSITION.rawValue
         default: kind = UF_MUTATION_DEINITIALIZATION.rawValue
         }
-        let slot = hot.features.pointer(f)
-        let hadPayload = slot.pointee.hasPayload
-        slot.pointee.state = newState
-        slot.pointee.hasPayload = newPayload != nil
-        seq &+= 1
+        let hadPayload = feature.hasPayload
         var mutation = CommittedMutation(
-            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq, kind: Int32(kind),
+            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq &+ 1, kind: Int32(kind),
                                    feature: action.feature, oldState: feature.state, newState: newState),
-            action: action)
+            action: action.header)
         if hadPayload || newPayload != nil {
             mutation.oldPayload = hadPayload ? payloads[f] : nil
-            payloads[f] = newPayload
             mutation.newPayload = newPayload
         }
-        if hot.journaling { journalMutation(mutation) }
+        if hot.journaling { try journalMutation(mutation) }
+        let slot = hot.features.pointer(f)
+        slot.pointee.state = newState
+        slot.pointee.hasPayload = newPayload != nil
+        if hadPayload || newPayload != nil { payloads[f] = newPayload }
+        seq &+= 1
         return mutation
     }
 
@@ -212,9 +212,9 @@ struct CommittedMutation {
     var record: MutationRecord
     var oldPayload: JSONObject?
     var newPayload: JSONObject?
-    var action: ResolvedAction
+    var action: ActionHeader
 
-    init(record: MutationRecord, action: ResolvedAction) {
+    init(record: MutationRecord, action: ActionHeader) {
         self.record = record
         self.action = action
     }

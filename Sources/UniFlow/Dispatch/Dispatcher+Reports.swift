@@ -44,7 +44,7 @@ extension Dispatcher {
     }
 
     /// Sends one report to the custom reporter or prints it per `reporting`.
-    func report(_ event: ReportEvent, action: ResolvedAction, failure: UniFlowError? = nil,
+    func report(_ event: ReportEvent, action: ActionHeader, failure: UniFlowError? = nil,
                 mutation: MutationRecord? = nil, binding: String? = nil) {
         if let reporter {
             var object = JSONObject()
@@ -66,7 +66,8 @@ extension Dispatcher {
         guard options.reporting != .none else { return }
         var line = "[uniflow] \(event.rawValue) \(actionName(action))"
         if let failure { line += ": \(failure.status.name): \(failure.message)" }
-        if let binding { line += " [\(binding)]" }
+        // Verbose names a binding by its whole sentence, which brackets its scenario itself.
+        if let binding { line += options.reporting == .verbose ? " \(binding)" : " [\(binding)]" }
         if options.reporting == .verbose, let mutation {
             line += "\n[uniflow]   \(mutationJSON(mutation).jsonText)"
         }
@@ -76,7 +77,7 @@ extension Dispatcher {
     }
 
     /// `context@scope`, or `Feature.kind` when neither is given (SPEC 3).
-    func actionName(_ action: ResolvedAction) -> String {
+    func actionName(_ action: ActionHeader) -> String {
         let scope = action.scope.map { String(cString: $0) }
         let context = action.context.map { String(cString: $0) }
         if scope == nil && context == nil { return "\(featureName(action.feature)).\(action.kind.rawValue)" }
@@ -85,7 +86,7 @@ extension Dispatcher {
 
     /// The action as reports and mutations show it: kind, feature, state keys,
     /// scope, context and id; never the payload.
-    func actionDescription(_ action: ResolvedAction) -> JSONObject {
+    func actionDescription(_ action: ActionHeader) -> JSONObject {
         var object = JSONObject()
         object["kind"] = .string(action.kind.rawValue)
         object["feature"] = .string(featureName(action.feature))

@@ -50,10 +50,9 @@ extension Dispatcher {
     /// `UF_ESCHEMA` naming the first required field.
     func checkedPayload(_ given: JSONObject?, for action: ResolvedAction, hasVia: Bool) throws(UniFlowError) -> JSONObject? {
         guard action.entersState else { return nil }
-        let definition = definitions[Int(action.feature)]
-        let state = definition.states[Int(action.into)]
+        let state = stateDefinition(action.into, of: action.feature)
         if given == nil && (hasVia || state.fields.isEmpty) { return nil }
-        return try state.checkPayload(given, feature: definition.name)
+        return try state.checkPayload(given, feature: featureName(action.feature))
     }
 
     /// Resolves a `uf_action` without creating a `String` when it carries no
@@ -64,15 +63,15 @@ extension Dispatcher {
         }
         guard let featureName = a.feature else { throw UniFlowError(.invalidArgument, "uf_action.feature is NULL") }
         try checkFields(a, kind)
-        let feature = hot.names.find(featureName, scope: -1)
+        let feature = hot.findFeature(featureName)
         if feature < 0 { throw UniFlowError(.notFound, "unknown feature '\(String(cString: featureName))'") }
         var action = ResolvedAction(kind: kind, feature: feature)
         if let from = a.from {
-            action.from = hot.names.find(from, scope: feature)
+            action.from = hot.findState(from, of: feature)
             if action.from < 0 { throw UniFlowError(.notFound, "unknown state '\(String(cString: from))' of feature \(self.featureName(feature))") }
         }
         if let into = a.into {
-            action.into = hot.names.find(into, scope: feature)
+            action.into = hot.findState(into, of: feature)
             if action.into < 0 { throw UniFlowError(.notFound, "unknown state '\(String(cString: into))' of feature \(self.featureName(feature))") }
         }
         action.same = a.same != 0

@@ -14,21 +14,25 @@ extension Dispatcher {
 
     /// Resolves a parsed filter against the registered features.
     func compile(_ filter: FilterExpression) throws(UniFlowError) -> CompiledFilter {
-        try compile(filter) { name in featureIndex(named: name).map { ($0, definitions[Int($0)]) } }
+        try compile(filter) { name in
+            featureIndex(named: name).map { feature in (feature, { self.stateIndex(named: $0, feature: feature).map(Int.init) }) }
+        }
     }
 
-    /// Resolves a parsed filter with `lookup` giving a feature's index and definition.
-    func compile(_ filter: FilterExpression, lookup: (String) -> (Int32, FeatureDefinition)?) throws(UniFlowError) -> CompiledFilter {
+    /// Resolves a parsed filter with `lookup` giving a feature's index and a
+    /// function that finds its states by name.
+    func compile(_ filter: FilterExpression,
+                 lookup: (String) -> (Int32, (String) -> Int?)?) throws(UniFlowError) -> CompiledFilter {
         let initialization: UInt8 = 1 << 1, actualization: UInt8 = 1 << 2
         let transition: UInt8 = 1 << 3, deinitialization: UInt8 = 1 << 4
         let all = initialization | actualization | transition | deinitialization
         guard let featureName = filter.feature else { return CompiledFilter(kinds: all, feature: -1) }
-        guard let (feature, definition) = lookup(featureName) else {
+        guard let (feature, stateIndex) = lookup(featureName) else {
             throw UniFlowError(.notFound, "filter '\(filter.text)': unknown feature '\(featureName)'")
         }
         func state(_ name: String?) throws(UniFlowError) -> Int32 {
             guard let name else { return -1 }
-            guard let index = definition.stateIndex(named: name).map(Int32.init) else {
+            guard let index = stateIndex(name).map(Int32.init) else {
                 throw UniFlowError(.notFound, "filter '\(filter.text)': unknown state '\(name)' of feature \(featureName)")
             }
             return index

@@ -65,8 +65,8 @@ extension Dispatcher {
             guard let object = json.objectValue else {
                 throw UniFlowError(.schema, "\(featureName(record.feature)).\(stateName(record.target, feature: record.feature)): payload must be an object, got \(json.kindName)")
             }
-            let definition = definitions[Int(record.feature)]
-            via.became = try definition.states[Int(record.target)].checkPayload(object, feature: definition.name)
+            via.became = try stateDefinition(record.target, of: record.feature)
+                .checkPayload(object, feature: featureName(record.feature))
             via.lastBecomeFailure = nil
         } catch {
             via.lastBecomeFailure = error.status == .invalidJSON ? UniFlowError(.schema, error.message) : error

@@ -21,8 +21,10 @@ public final class Dispatcher {
     private let owner = Atomic<UInt>(0)
 
     var hot = HotStorage()
+    /// The registered names `hot` points to.
+    var names = NameArena()
     /// Registration order; `definitions[i]` describes `hot.features[i]`.
-    var definitions: [FeatureDefinition] = []
+    var definitions = DefinitionStore()
     /// The payload of each feature whose `FeatureSlot.hasPayload` is set.
     var payloads: [JSONObject?] = []
     /// Applied mutations so far (the `seq` of the last one).
@@ -46,10 +48,11 @@ public final class Dispatcher {
 
     /// Host handlers by name (`uf_register_handler`).
     var handlers: [String: HostHandler] = [:]
-    /// Model bindings by owner feature, in declaration order.
-    var modelBindings: [[ActiveBinding]] = []
-    /// For each feature, the bindings whose filter names it (owner order).
-    var bindingWatchers: [[BindingReference]] = []
+    /// Model bindings by owner feature, in declaration order (features without
+    /// bindings have no entry: most have none).
+    var modelBindings: [Int32: [ActiveBinding]] = [:]
+    /// For each watched feature, the bindings whose filter names it (owner order).
+    var bindingWatchers: [Int32: [BindingReference]] = [:]
     /// Bindings whose filter is `AnyMutation`.
     var anyBindingWatchers: [BindingReference] = []
     /// What `uf_binding_call_*` reads while a handler runs.
@@ -77,6 +80,8 @@ public final class Dispatcher {
         delivery.reset()
         via.reset()
         hot.deallocate()
+        names.deallocate()
+        definitions.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -143,49 +148,25 @@ public final class Dispatcher {
 
     /// Validates and registers definitions all or nothing.
     func register(_ json: JSONValue) throws(UniFlowError) {
+        // Shapes first (definitions, then their bindings), then names.
         let parsed = try DefinitionParser.parse(json)
+        let shapes = try parseBindings(of: parsed)
         for (i, definition) in parsed.enumerated() {
             if featureIndex(named: definition.name) != nil {
                 throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already registered")
             }
         }
-        let bindings = try prepareBindings(for: parsed)
+        let bindings = try compileBindings(shapes, of: parsed)
+        if hot.journaling { try journalRegistration(adding: parsed) }
         // Every feature first: a binding may watch a feature later in the same call.
         for definition in parsed { install(definition) }
         for list in bindings { installBindings(list) }
-        if hot.journaling { journalRegistration() }
     }
 
     private func install(_ definition: FeatureDefinition) {
-        let index = Int32(hot.features.count)
-        let stateBase = Int32(hot.states.count)
-        var transitionBase: Int32 = -1
-        if let transitions = definition.transitions {
-            let count = definition.states.count
-            transitionBase = Int32(hot.transitionBits.count * 64)
-            let words = (count * count + 63) / 64
-            for _ in 0..<words { hot.transitionBits.append(0) }
-            for (from, targets) in transitions.enumerated() {
-                for into in targets {
-                    let bit = Int(transitionBase) + from * count + into
-                    hot.transitionBits[bit >> 6] |= 1 << UInt64(bit & 63)
-                }
-            }
-        }
-        let name = CName(definition.name)
-        hot.names.insert(name, scope: -1, value: index)
-        for (s, state) in definition.states.enumerated() {
-            let stateName = CName(state.name)
-            hot.names.insert(stateName, scope: index, value: Int32(s))
-            hot.states.append(StateSlot(name: stateName, isAuto: state.isAuto, hasFields: !state.fields.isEmpty,
-                                        isInitial: definition.allowsInitialization(into: s)))
-        }
-        hot.features.append(FeatureSlot(stateBase: stateBase, stateCount: Int32(definition.states.count),
-                                        transitionBase: transitionBase, name: name))
+        _ = hot.addFeature(definition, arena: &names)
         definitions.append(definition)
         payloads.append(nil)
-        modelBindings.append([])
-        bindingWatchers.append([])
     }
 
     // MARK: Names
@@ -196,20 +177,26 @@ public final class Dispatcher {
 
     func featureIndex(named name: String) -> Int32? {
         if name.utf8.contains(0) { return nil }
-        let index = name.withCString { hot.names.find($0, scope: -1) }
+        let index = name.withCString { hot.findFeature($0) }
         return index < 0 ? nil : index
     }
 
     func stateIndex(named name: String, feature: Int32) -> Int32? {
         if name.utf8.contains(0) { return nil }
-        let index = name.withCString { hot.names.find($0, scope: feature) }
+        let index = name.withCString { hot.findState($0, of: feature) }
         return index < 0 ? nil : index
     }
 
-    func featureName(_ feature: Int32) -> String { definitions[Int(feature)].name }
+    func featureName(_ feature: Int32) -> String { hot.features[Int(feature)].name.string }
 
     func stateName(_ state: Int32, feature: Int32) -> String {
-        definitions[Int(feature)].states[Int(state)].name
+        stateSlot(state, of: hot.features[Int(feature)]).name.string
+    }
+
+    /// A state's definition: its fields, for payload checks.
+    func stateDefinition(_ state: Int32, of feature: Int32) -> StateDefinition {
+        if let kept = definitions.kept(Int(feature)) { return kept.states[Int(state)] }
+        return StateDefinition(name: stateName(state, feature: feature))
     }
 
     @inline(__always)

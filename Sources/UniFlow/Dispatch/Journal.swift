@@ -3,19 +3,41 @@ import Glibc
 /// An append-only file of JSON lines: a header per registration, then every
 /// applied mutation (SPEC 10). A line counts only once its newline is written,
 /// so a crash can leave at most one torn last line, which opening cuts off.
+///
+/// Each dispatcher that opens the file is a session with an id of its own, named
+/// in its header lines: a session starts from an empty model, so replay starts
+/// over where a new session begins (and a dispatcher replaying the file it
+/// journals to stops where its own session begins).
 final class Journal {
     let path: String
+    /// This session's id: 16 hex digits from the kernel's random source.
+    let session: String
     private let fd: Int32
     private let sync: Bool
+    /// Where the next line starts (one writer: this dispatcher).
+    private var end: Int = 0
 
     init(path: String, sync: Bool) throws(UniFlowError) {
         self.path = path
         self.sync = sync
+        var bits: UInt64 = 0
+        let random = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        let got = random >= 0 ? read(random, &bits, MemoryLayout<UInt64>.size) : -1
+        if random >= 0 { close(random) }
+        if got != MemoryLayout<UInt64>.size {
+            // No entropy source: time and process still tell sessions apart.
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            bits = UInt64(bitPattern: Int64(now.tv_sec)) &* 1_000_000_007 ^ UInt64(now.tv_nsec) ^ UInt64(getpid()) << 40
+        }
+        let hex = String(bits, radix: 16)
+        session = String(repeating: "0", count: 16 - hex.count) + hex
         fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw UniFlowError(.io, "cannot open journal '\(path)': \(String(cString: strerror(errno)))")
         }
         try cutTornLine()
+        end = lseek(fd, 0, SEEK_END)
     }
 
     deinit { close(fd) }
@@ -36,35 +58,44 @@ final class Journal {
         }
     }
 
-    /// Writes one line, whole, then flushes it to the OS (and to disk with `journal_sync`).
-    func append(_ line: JSONValue) {
-        var text = line.jsonText
-        text.append("\n")
-        var bytes = Array(text.utf8)
+    /// Writes one line, whole, then flushes it to the OS (and to disk with
+    /// `journal_sync`). The journal is written ahead: a line that cannot be
+    /// written (a full disk) is cut off again and the caller does not apply
+    /// what it describes.
+    func append(_ line: JSONValue) throws(UniFlowError) {
+        var bytes = Array(line.jsonText.utf8)
+        bytes.append(UInt8(ascii: "\n"))
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
-                return
+                let reason = String(cString: strerror(errno))
+                _ = ftruncate(fd, end)
+                throw UniFlowError(.io, "cannot write journal '\(path)': \(reason)")
             }
             offset += n
         }
-        if sync { fsync(fd) }
-        bytes.removeAll()
+        end += bytes.count
+        if sync && fsync(fd) != 0 {
+            throw UniFlowError(.io, "cannot sync journal '\(path)': \(String(cString: strerror(errno)))")
+        }
     }
 }
 
-/// A 64-bit FNV-1a fingerprint of the registered definitions' JSON, in
-/// registration order: equal definitions give equal fingerprints.
-func fingerprint(of definitions: [FeatureDefinition]) -> String {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for definition in definitions {
-        for byte in definition.source.jsonText.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+extension Dispatcher {
+    /// A 64-bit FNV-1a fingerprint of the registered definitions' JSON, in
+    /// registration order: equal definitions give equal fingerprints.
+    /// `adding` are definitions about to be registered.
+    func definitionsFingerprint(adding: [FeatureDefinition] = []) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func add(_ text: String) {
+            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01b3
         }
-        hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01b3
+        for feature in definitions.indices { add(definitions.source(feature)) }
+        for definition in adding { add(definition.source.jsonText) }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
-    let hex = String(hash, radix: 16)
-    return String(repeating: "0", count: 16 - hex.count) + hex
 }

@@ -11,11 +11,10 @@ struct ViaCallback {
     func release() { payloadFree?(payload) }
 }
 
-/// An action whose names are resolved to indices and whose JSON payload has been
-/// checked: what the dispatcher processes. Payload-free actions from
-/// `uf_dispatch` carry no `extras` and borrow their diagnostic strings from the
-/// caller, so building one allocates nothing.
-struct ResolvedAction {
+/// The trivially-copyable part of a resolved action: what the precondition,
+/// mutations and reports need. Copying one retains nothing, so the hot path can
+/// keep it on the stack and in `MutationDelivery` for free.
+struct ActionHeader {
     var kind: ActionKind
     var feature: Int32
     /// The state the precondition requires (transition/deinitialize `from`,
@@ -26,22 +25,67 @@ struct ResolvedAction {
     var same = false
     var uninitialized = false
     var via: ViaCallback?
-    /// Borrowed while the caller's call lasts; owned by `extras` once queued.
+    /// Borrowed while the caller's call lasts; owned by the action's extras once queued.
     var scope: UnsafePointer<CChar>?
     var context: UnsafePointer<CChar>?
     var id: UnsafePointer<CChar>?
+
+    /// Whether the action enters or actualizes a state (and so has a payload).
+    var entersState: Bool { kind == .initialize || kind == .actualize || kind == .transition }
+}
+
+/// An action whose names are resolved to indices and whose JSON payload has been
+/// checked: what the dispatcher processes. Payload-free actions from
+/// `uf_dispatch` carry no `extras` and borrow their diagnostic strings from the
+/// caller, so building one allocates nothing.
+struct ResolvedAction {
+    var header: ActionHeader
     var extras: ActionExtras?
 
     init(kind: ActionKind, feature: Int32) {
-        self.kind = kind
-        self.feature = feature
+        header = ActionHeader(kind: kind, feature: feature)
+    }
+
+    var kind: ActionKind { header.kind }
+    var feature: Int32 { header.feature }
+    var from: Int32 {
+        get { header.from }
+        set { header.from = newValue }
+    }
+    var into: Int32 {
+        get { header.into }
+        set { header.into = newValue }
+    }
+    var same: Bool {
+        get { header.same }
+        set { header.same = newValue }
+    }
+    var uninitialized: Bool {
+        get { header.uninitialized }
+        set { header.uninitialized = newValue }
+    }
+    var via: ViaCallback? {
+        get { header.via }
+        set { header.via = newValue }
+    }
+    var scope: UnsafePointer<CChar>? {
+        get { header.scope }
+        set { header.scope = newValue }
+    }
+    var context: UnsafePointer<CChar>? {
+        get { header.context }
+        set { header.context = newValue }
+    }
+    var id: UnsafePointer<CChar>? {
+        get { header.id }
+        set { header.id = newValue }
     }
 
     /// The JSON payload given with the action (checked and normalized).
     var payload: JSONObject? { extras?.payload }
 
     /// Whether the action enters or actualizes a state (and so has a payload).
-    var entersState: Bool { kind == .initialize || kind == .actualize || kind == .transition }
+    var entersState: Bool { header.entersState }
 
     /// A copy that owns its strings, for the queue.
     func owned() -> ResolvedAction {

@@ -29,8 +29,8 @@ struct ModelSnapshot {
         case .some(.string(let stateName)):
             let state = try dispatcher.resolveState(stateName, of: feature)
             guard let payload = line["payload"]?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }
-            let definition = dispatcher.definitions[Int(feature)]
-            let checked = try definition.states[Int(state)].checkPayload(payload, feature: definition.name)
+            let checked = try dispatcher.stateDefinition(state, of: feature)
+                .checkPayload(payload, feature: dispatcher.featureName(feature))
             states[Int(feature)] = state
             payloads[Int(feature)] = checked.isEmpty ? nil : checked
         default:
@@ -65,8 +65,7 @@ extension Dispatcher {
             case .some(.object(let p)): payload = p
             case .some(let other): throw UniFlowError(.schema, "\(name).payload: expected object, got \(other.kindName)")
             }
-            let definition = definitions[Int(feature)]
-            let checked = try definition.states[Int(state)].checkPayload(payload, feature: definition.name)
+            let checked = try stateDefinition(state, of: feature).checkPayload(payload, feature: featureName(feature))
             snapshot.states[Int(feature)] = state
             snapshot.payloads[Int(feature)] = checked.isEmpty ? nil : checked
         }

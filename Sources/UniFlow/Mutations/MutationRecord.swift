@@ -31,7 +31,7 @@ struct MutationRecord {
 struct MutationDelivery {
     var oldPayload: JSONObject?
     var newPayload: JSONObject?
-    var action: ResolvedAction?
+    var action: ActionHeader?
     var oldPayloadText: UnsafeMutablePointer<CChar>?
     var newPayloadText: UnsafeMutablePointer<CChar>?
     var mutationText: UnsafeMutablePointer<CChar>?
@@ -40,7 +40,7 @@ struct MutationDelivery {
     mutating func reset() {
         if oldPayload != nil { oldPayload = nil }
         if newPayload != nil { newPayload = nil }
-        if action != nil { action = nil }
+        action = nil
         if oldPayloadText != nil || newPayloadText != nil || mutationText != nil {
             free(oldPayloadText)
             free(newPayloadText)

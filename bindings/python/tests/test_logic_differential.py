@@ -11,6 +11,13 @@ to convert or compare, or before it starts, from the rule's shape — and every 
 case must give the same result: equal JSON values, and a libuniflow rule error
 (``UF_ESCHEMA``) exactly where panzi's result holds a non-finite number.
 
+The generated rules are well-formed in libuniflow's sense, so one more class of
+cases is left out of the comparison by construction: rules that json-logic-js
+evaluates but libuniflow refuses when it checks them (``REFUSED``: argument counts
+an operator cannot use, a literal non-array list, an unknown operator in a branch
+that would not run). ``test_rules_refused_at_validation_are_only_the_named_classes``
+generates such rules and checks that every refusal belongs to one of those classes.
+
 The library is loaded with ctypes from ``UNIFLOW_LIBRARY``; the test is skipped when
 that variable or panzi is missing. ``UNIFLOW_LOGIC_CASES`` and ``UNIFLOW_LOGIC_SEED``
 change the number of cases (default 4000) and the seed.
@@ -83,6 +90,21 @@ EXCLUDED: Dict[str, str] = {
                            "follows earlier versions and takes it literally",
     "reduce scope object": "panzi reuses one scope object for every step of reduce; "
                            "json-logic-js makes a new one per step",
+}
+
+
+# Rules json-logic-js evaluates that libuniflow refuses with UF_ESCHEMA before it
+# evaluates anything (uf_logic_apply in Include/uniflow.h; SPEC 6: malformed rules are
+# refused at registration, not at run time). Message patterns, with the reason.
+REFUSED: Dict[str, Tuple[str, str]] = {
+    "argument count": (r"^operator '[^']+' takes .* got \d+",
+                       "json-logic-js fills missing arguments with undefined and ignores extra "
+                       "ones; a count the operator cannot use is a malformed rule here"),
+    "literal list": (r"^operator '(map|filter|reduce|all|none|some|missing_some)' needs an array",
+                     "a scalar or literal object where the list goes can only give a constant"),
+    "unknown operator": (r"^unknown operator '",
+                         "json-logic-js throws only if the branch runs; the check cannot know "
+                         "which branch runs, so it refuses every one-key object it cannot evaluate"),
 }
 
 
@@ -661,3 +683,54 @@ def test_the_js_conversion_helpers_match_javascript() -> None:
     assert [js_number(v) for v in ("", " 12 ", "0x10", "1e3", "1_0")][:4] == [0, 12, 16, 1000]
     assert math.isnan(js_number("1_0")) and math.isnan(js_number("infinity")) and js_number([[" 2 "]]) == 2
     assert js_parse_float("12px") == 12 and js_parse_float(" .5e1x") == 5 and math.isnan(js_parse_float(None))
+
+
+def test_rules_refused_at_validation_are_only_the_named_classes() -> None:
+    """Rules with any argument count, any argument kind and operators json-logic-js
+    knows: every one libuniflow refuses is refused for a reason named in REFUSED,
+    and nothing else (no run-time error) is hidden behind a refusal."""
+    assert LIBRARY is not None
+    lib = ctypes.CDLL(LIBRARY)
+    lib.uf_logic_apply.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.uf_last_error.restype = ctypes.c_char_p
+    lib.uf_free.argtypes = [ctypes.c_void_p]
+    rnd = random.Random(SEED + 1)
+    operators = ["==", "===", "!=", "!==", "!", "!!", "or", "and", "<", "<=", ">", ">=", "+", "-", "*", "/",
+                 "%", "min", "max", "merge", "in", "cat", "substr", "if", "?:", "var", "missing",
+                 "missing_some", "map", "filter", "reduce", "all", "none", "some"]
+    scalars: List[Any] = [None, True, 0, 1, "a", "", [], [1, 2], {}, {"a": 1}]
+
+    def value(depth: int) -> Any:
+        if depth <= 0 or rnd.random() < 0.5:
+            return json.loads(json.dumps(rnd.choice(scalars)))
+        return rule(depth - 1)
+
+    def rule(depth: int) -> Any:
+        args = [value(depth) for _ in range(rnd.choice([0, 1, 2, 3, 4]))]
+        return {rnd.choice(operators): args[0] if len(args) == 1 and rnd.random() < 0.5 else args}
+
+    refused: Counter[str] = Counter()
+    unexplained: List[str] = []
+    for _ in range(2000):
+        text = json.dumps(rule(3))
+        out = ctypes.c_void_p()
+        rc = lib.uf_logic_apply(text.encode(), None, ctypes.byref(out))
+        if rc >= 0:
+            lib.uf_free(out)
+            continue
+        message = lib.uf_last_error().decode()
+        if rc != UF_ESCHEMA:
+            unexplained.append(f"{text}: rc {rc}: {message}")
+            continue
+        for name, (pattern, _reason) in REFUSED.items():
+            if re.search(pattern, message):
+                refused[name] += 1
+                break
+        else:
+            # Run-time errors (a non-finite result, what json-logic-js throws on) are
+            # not refusals: they are rule errors with their own messages.
+            if not re.search(r"not a finite number|'\*' needs at least one argument|missing_some needs a list|"
+                             r"indexOf member", message):
+                unexplained.append(f"{text}: {message}")
+    print(f"\nrefused at validation: {dict(refused)}")
+    assert not unexplained, "refusals outside REFUSED:\n" + "\n".join(unexplained[:20])

@@ -1,0 +1,45 @@
+import Glibc
+
+/// A registered name as C sees it: NUL-terminated UTF-8 at an address that never
+/// changes, so accessors can hand it out as a borrowed `const char *`.
+struct CName {
+    let pointer: UnsafePointer<CChar>
+
+    var string: String { String(cString: pointer) }
+}
+
+/// Where registered names live: blocks that are filled one after another and
+/// freed together with the dispatcher. Names are never removed, and a `malloc`
+/// per name would cost more than the name (two states and a feature of a few
+/// bytes each took 96 bytes that way).
+struct NameArena {
+    private var blocks: [UnsafeMutablePointer<CChar>] = []
+    private var used = 0
+    private var capacity = 0
+    private static let blockSize = 16 * 1024
+
+    /// Copies `name` into the arena.
+    mutating func store(_ name: String) -> CName {
+        var utf8 = Array(name.utf8)
+        utf8.append(0)
+        if used + utf8.count > capacity {
+            let size = Swift.max(NameArena.blockSize, utf8.count)
+            blocks.append(.allocate(capacity: size))
+            used = 0
+            capacity = size
+        }
+        let start = blocks[blocks.count - 1] + used
+        utf8.withUnsafeBytes { raw in
+            UnsafeMutableRawPointer(start).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+        }
+        used += utf8.count
+        return CName(pointer: UnsafePointer(start))
+    }
+
+    mutating func deallocate() {
+        for block in blocks { block.deallocate() }
+        blocks = []
+        used = 0
+        capacity = 0
+    }
+}

@@ -1,0 +1,165 @@
+import Glibc
+
+/// Maps (scope, name) to a value: features live in scope -1, the states of a
+/// feature with many states in that feature's scope (a few states are found
+/// faster by comparing them in order, see `HotStorage.findState`). Open
+/// addressing with linear probing over a hash of the name's C bytes, so a lookup
+/// from a `const char *` creates nothing.
+struct NameTable {
+    /// 16 bytes: at 100,000 features the table is a large part of what a feature
+    /// costs, so it keeps no copy of the hash or the length; `strncmp` against the
+    /// registered name settles a probe, and most first bytes differ.
+    private struct Entry {
+        var name: UnsafePointer<CChar>?
+        var scope: Int32
+        var value: Int32
+    }
+
+    /// A name recently found through a caller's pointer. Hosts pass the same
+    /// pointers again and again (string literals, prepared `uf_action`s), so the
+    /// pointer finds the entry and `strcmp` against the registered name confirms
+    /// it: the caller's bytes are still what they were. That costs less than
+    /// hashing the name.
+    private struct Recent {
+        var pointer: UnsafePointer<CChar>?
+        var name: UnsafePointer<CChar>?
+        var scope: Int32
+        var value: Int32
+    }
+
+    private var entries: UnsafeMutablePointer<Entry>
+    private var mask: Int
+    private var count = 0
+    private let recent: UnsafeMutablePointer<Recent>
+    private static let recentCount = 16
+
+    /// Names are at most 256 bytes: longer keys match nothing.
+    static let maxNameLength = 256
+
+    init() {
+        mask = 63
+        entries = .allocate(capacity: mask + 1)
+        entries.initialize(repeating: Entry(name: nil, scope: 0, value: -1), count: mask + 1)
+        recent = .allocate(capacity: NameTable.recentCount)
+        recent.initialize(repeating: Recent(pointer: nil, name: nil, scope: 0, value: -1), count: NameTable.recentCount)
+    }
+
+    /// Hashes a name from its C bytes, a word at a time: the length comes from
+    /// `strlen` (vectorized, never reads past the NUL), and every load stays inside
+    /// the name (the last partial word is read overlapping the one before it). A
+    /// byte-at-a-time hash cost about 15 instructions per byte, more than the rest
+    /// of a dispatch with names like "FileDownloading".
+    @inline(__always)
+    private static func hash(_ name: UnsafePointer<CChar>, scope: Int32) -> (hash: UInt64, length: Int) {
+        let length = strlen(name)
+        if length > maxNameLength { return (0, length) }
+        let raw = UnsafeRawPointer(name)
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(UInt32(bitPattern: scope)) ^ (UInt64(length) << 32)
+        @inline(__always) func mix(_ word: UInt64) {
+            h = (h ^ word) &* 0x9e37_79b9_7f4a_7c15
+            h ^= h >> 29
+        }
+        if length >= 8 {
+            var i = 0
+            while i + 8 <= length {
+                mix(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                i += 8
+            }
+            if i < length { mix(raw.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)) }
+        } else if length >= 4 {
+            let low = UInt64(raw.loadUnaligned(as: UInt32.self))
+            let high = UInt64(raw.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self))
+            mix(low | high << 32)
+        } else if length > 0 {
+            let first = UInt64(raw.load(as: UInt8.self))
+            let middle = UInt64(raw.load(fromByteOffset: length / 2, as: UInt8.self))
+            let last = UInt64(raw.load(fromByteOffset: length - 1, as: UInt8.self))
+            mix(first | middle << 8 | last << 16)
+        }
+        // Fold the high bits in: the table indexes with the low ones.
+        h = (h ^ (h >> 32)) &* 0xff51_afd7_ed55_8ccd
+        return (h ^ (h >> 32), length)
+    }
+
+    /// The value stored for the name, or -1.
+    @inline(__always)
+    func find(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
+        let known = recall(name, scope: scope)
+        if known >= 0 { return known }
+        let (value, stored) = lookUp(name, scope: scope)
+        if let stored { remember(name, scope: scope, value: value, registered: stored) }
+        return value
+    }
+
+    @inline(__always)
+    private func recentSlot(_ name: UnsafePointer<CChar>, _ scope: Int32) -> UnsafeMutablePointer<Recent> {
+        recent + ((Int(bitPattern: name) >> 3 ^ Int(scope)) & (NameTable.recentCount - 1))
+    }
+
+    /// The value found last time for this pointer in this scope, if its bytes
+    /// still spell the same name; -1 otherwise.
+    @inline(__always)
+    func recall(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
+        let slot = recentSlot(name, scope)
+        if slot.pointee.pointer == name && slot.pointee.scope == scope, let known = slot.pointee.name,
+           strcmp(known, name) == 0 {
+            return slot.pointee.value
+        }
+        return -1
+    }
+
+    /// Notes that `name` (the caller's pointer) found `value`, registered as `registered`.
+    @inline(__always)
+    func remember(_ name: UnsafePointer<CChar>, scope: Int32, value: Int32, registered: UnsafePointer<CChar>) {
+        recentSlot(name, scope).pointee = Recent(pointer: name, name: registered, scope: scope, value: value)
+    }
+
+    /// The value and the registered name's storage, from the hash table.
+    private func lookUp(_ name: UnsafePointer<CChar>, scope: Int32) -> (Int32, UnsafePointer<CChar>?) {
+        let (h, length) = NameTable.hash(name, scope: scope)
+        if length > NameTable.maxNameLength { return (-1, nil) }
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let entry = entries[i]
+            guard let stored = entry.name else { return (-1, nil) }
+            // strncmp stops at either NUL, so a shorter registered name is never
+            // read past its end; equal over `length` bytes plus its NUL is equal.
+            if entry.scope == scope && strncmp(stored, name, length) == 0 && stored[length] == 0 {
+                return (entry.value, stored)
+            }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Adds a name whose storage outlives the table (a `CName`).
+    mutating func insert(_ name: CName, scope: Int32, value: Int32) {
+        if (count + 1) * 4 > (mask + 1) * 3 { rehash(capacity: (mask + 1) * 2) }
+        let (h, _) = NameTable.hash(name.pointer, scope: scope)
+        place(Entry(name: name.pointer, scope: scope, value: value), hash: h)
+        count += 1
+    }
+
+    private mutating func place(_ entry: Entry, hash: UInt64) {
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while entries[i].name != nil { i = (i + 1) & mask }
+        entries[i] = entry
+    }
+
+    private mutating func rehash(capacity: Int) {
+        let old = entries
+        let oldCount = mask + 1
+        mask = capacity - 1
+        entries = .allocate(capacity: capacity)
+        entries.initialize(repeating: Entry(name: nil, scope: 0, value: -1), count: capacity)
+        for i in 0..<oldCount {
+            guard let name = old[i].name else { continue }
+            place(old[i], hash: NameTable.hash(name, scope: old[i].scope).hash)
+        }
+        old.deallocate()
+    }
+
+    func deallocate() {
+        entries.deallocate()
+        recent.deallocate()
+    }
+}

@@ -1,0 +1,74 @@
+import Glibc
+
+/// A growable buffer of trivially-copyable elements, never retained or released.
+/// Elements move when it grows: hold indices, never pointers, across calls that
+/// may append (a callback can subscribe or register).
+///
+/// It grows with `realloc`, which for large buffers remaps pages instead of
+/// copying them: 100,000 features never hold two copies of their tables at once.
+struct UnsafeVector<Element: BitwiseCopyable> {
+    private(set) var base: UnsafeMutablePointer<Element>?
+    private var storedCount: Int32 = 0
+    private var capacity: Int32 = 0
+
+    var count: Int { Int(storedCount) }
+
+    subscript(i: Int) -> Element {
+        get { base.unsafelyUnwrapped[i] }
+        nonmutating set { base.unsafelyUnwrapped[i] = newValue }
+    }
+
+    /// A pointer to element `i`, valid until the next append.
+    func pointer(_ i: Int) -> UnsafeMutablePointer<Element> { base.unsafelyUnwrapped + i }
+
+    mutating func append(_ element: Element) {
+        if storedCount == capacity { grow(to: count + 1) }
+        base.unsafelyUnwrapped[count] = element
+        storedCount += 1
+    }
+
+    /// Appends `count` copies of `element`.
+    mutating func append(repeating element: Element, count n: Int) {
+        if count + n > Int(capacity) { grow(to: count + n) }
+        (base.unsafelyUnwrapped + count).initialize(repeating: element, count: n)
+        storedCount += Int32(n)
+    }
+
+    /// Appends the bytes of a buffer (for `UnsafeVector<UInt8>`).
+    mutating func append(contentsOf buffer: UnsafeBufferPointer<Element>) {
+        guard let source = buffer.baseAddress, !buffer.isEmpty else { return }
+        if count + buffer.count > Int(capacity) { grow(to: count + buffer.count) }
+        (base.unsafelyUnwrapped + count).initialize(from: source, count: buffer.count)
+        storedCount += Int32(buffer.count)
+    }
+
+    mutating func removeLast(_ n: Int) { storedCount -= Int32(n) }
+
+    /// Keeps the elements for which `drop` is false, in order.
+    mutating func removeAll(where drop: (Element) -> Bool) {
+        var kept = 0
+        for i in 0..<count where !drop(self[i]) {
+            self[kept] = self[i]
+            kept += 1
+        }
+        storedCount = Int32(kept)
+    }
+
+    private mutating func grow(to minimum: Int) {
+        precondition(minimum <= Int(Int32.max), "libuniflow: a table outgrew 2^31 elements")
+        let newCapacity = Swift.min(Swift.max(minimum, Int(capacity) * 2, 4), Int(Int32.max))
+        guard let raw = realloc(base, newCapacity * MemoryLayout<Element>.stride) else {
+            fatalError("libuniflow: out of memory")
+        }
+        base = raw.assumingMemoryBound(to: Element.self)
+        capacity = Int32(newCapacity)
+    }
+
+    /// Frees the buffer; the vector is empty afterwards.
+    mutating func deallocate() {
+        free(base)
+        base = nil
+        storedCount = 0
+        capacity = 0
+    }
+}

@@ -1,0 +1,113 @@
+/*
+ * test_journal.c — a journal that cannot be written (SPEC 10 and the header's
+ * uf_dispatcher_new options): the journal is written ahead, so an action, a batch,
+ * a restore or a registration whose line cannot be written fails with UF_EIO,
+ * names the journal and the reason, notifies nobody but the reporter and changes
+ * nothing; the file keeps no partial line, and once writing works again the
+ * journal replays to exactly the model the dispatcher has.
+ *
+ * A full disk is simulated with RLIMIT_FSIZE (write fails with EFBIG once the
+ * file would grow past the limit) in this process of its own, and with /dev/full.
+ */
+#define _XOPEN_SOURCE 700
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static const char *const main_feature =
+    "[{\"feature\":\"Main\",\"states\":{\"Main\":{\"fields\":{\"val\":\"integer\"}}}},"
+    " {\"feature\":\"Toggle\",\"states\":{\"Off\":{},\"On\":{}}}]";
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Lets the file grow by at most `room` bytes from now on (or without limit). */
+static void limit_growth(const char *path, long room) {
+    struct rlimit limit;
+    limit.rlim_cur = room < 0 ? RLIM_INFINITY : (rlim_t)(file_size(path) + room);
+    limit.rlim_max = RLIM_INFINITY;
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+}
+
+static void a_full_disk_fails_the_action_and_changes_nothing(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    char options[256], expected[512];
+    snprintf(options, sizeof options, "{\"journal\":\"%s\"}", path);
+    uf_dispatcher *d = check_dispatcher(options, main_feature);
+    check_list mutations = {0}, reports = {0};
+    CHECK_STATUS(uf_subscribe(d, NULL, check_record_mutation, &mutations, NULL, NULL), UF_OK);
+    CHECK_STATUS(uf_set_reporter(d, check_record_report, &reports, NULL), UF_OK);
+    CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}"), UF_OK);
+    const char *before = "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":1}}}";
+    long size = file_size(path);
+    check_list_clear(&mutations);
+    check_list_clear(&reports);
+
+    /* Room for a few bytes only: the next line is cut off again. */
+    limit_growth(path, 10);
+    snprintf(expected, sizeof expected, "cannot write journal '%s': File too large", path);
+    CHECK_ERROR(uf_submit(d, "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":2}}"),
+                UF_EIO, expected);
+    uf_action toggle = UF_ACTION_INIT;
+    toggle.kind = UF_ACTION_INITIALIZE;
+    toggle.feature = "Toggle";
+    toggle.into = "On";
+    CHECK_ERROR(uf_dispatch(d, &toggle), UF_EIO, expected);
+    char batch_error[600];
+    snprintf(batch_error, sizeof batch_error, "%s", expected);
+    CHECK_ERROR(uf_submit_batch(d, "[{\"kind\":\"initialize\",\"feature\":\"Toggle\",\"into\":\"Off\"}]"), UF_EIO, batch_error);
+    CHECK_ERROR(uf_state_restore(d, "{\"Toggle\":{\"state\":\"On\"}}"), UF_EIO, expected);
+    CHECK_STATE(d, before);
+    CHECK(mutations.count == 0);
+    CHECK(file_size(path) == size);
+    /* The reporter hears of each action that failed (a restore is no action). */
+    CHECK(reports.count == 3);
+    CHECK(check_list_count(&reports, "\"event\":\"rejected\"") == 3);
+    CHECK(check_list_count(&reports, "\"status\":\"UF_EIO\"") == 3);
+
+    /* Room again: everything works, and the journal replays to this model. */
+    limit_growth(path, -1);
+    CHECK_STATUS(uf_submit(d, "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":3}}"), UF_OK);
+    CHECK_STATUS(uf_dispatch(d, &toggle), UF_OK);
+    const char *after = "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":3}},\"Toggle\":{\"state\":\"On\",\"payload\":{}}}";
+    CHECK_STATE(d, after);
+    uf_dispatcher *reader = check_dispatcher(NULL, main_feature);
+    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
+    CHECK_STATE(reader, after);
+    uf_dispatcher_free(reader);
+
+    uf_dispatcher_free(d);
+    check_list_clear(&mutations);
+    check_list_clear(&reports);
+    unlink(path);
+}
+
+static void a_registration_that_cannot_be_journaled_registers_nothing(void) {
+    uf_dispatcher *d = check_dispatcher("{\"journal\":\"/dev/full\"}", NULL);
+    CHECK_ERROR(uf_register(d, main_feature), UF_EIO, "cannot write journal '/dev/full': No space left on device");
+    char *definitions = NULL;
+    CHECK_STATUS(uf_definitions_get(d, &definitions), UF_OK);
+    CHECK_STR(definitions, "{\"features\":[]}");
+    uf_free(definitions);
+    CHECK_ERROR(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Toggle\",\"into\":\"On\"}"), UF_ENOTFOUND,
+                "unknown feature 'Toggle'");
+    uf_dispatcher_free(d);
+}
+
+int main(void) {
+    /* Writing past RLIMIT_FSIZE raises SIGXFSZ, which would end the process;
+     * ignored, the write fails with EFBIG instead. */
+    signal(SIGXFSZ, SIG_IGN);
+    a_full_disk_fails_the_action_and_changes_nothing();
+    a_registration_that_cannot_be_journaled_registers_nothing();
+    return check_summary();
+}
