@@ -257,17 +257,17 @@ def test_submit_errors(d: uniflow.Dispatcher) -> None:
         d.initialize("Tog\0gle", "On")
 
 
-def test_submit_batch_is_all_or_nothing(d: uniflow.Dispatcher, recorder: Recorder) -> None:
+def test_batch_is_all_or_nothing(d: uniflow.Dispatcher, recorder: Recorder) -> None:
     d.subscribe(recorder)
     with pytest.raises(uniflow.Rejected) as info:
-        d.submit_batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
+        d.batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
                         {"kind": "initialize", "feature": "Toggle", "into": "On"}])
     assert info.value.message == "batch[1]: Toggle is already initialized (in state On)"
     assert d.state == {} and recorder.mutations == []
-    assert d.submit_batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
+    assert d.batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
                            '{"kind": "transition", "feature": "Toggle", "into": "Off"}']) is uniflow.OK
     assert recorder.kinds() == ["initialization", "transition"]
-    assert d.submit_batch("[]") is uniflow.OK
+    assert d.batch("[]") is uniflow.OK
 
 
 # -- via callables ------------------------------------------------------------------------
@@ -465,7 +465,7 @@ def test_loop_error_when_submitting_while_dropping() -> None:
 
 def test_misuse_from_the_library_inside_a_callback(d: uniflow.Dispatcher) -> None:
     def batch_inside(m):
-        d.submit_batch([])
+        d.batch([])
 
     d.subscribe(batch_inside)
     with pytest.raises(uniflow.Misuse) as info:

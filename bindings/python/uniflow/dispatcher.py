@@ -547,11 +547,14 @@ class Dispatcher:
         token = _callbacks.register_via(self._errors, via, kind not in ("trigger", "deinitialize"))
         return self._finish(self._lib.uf_submit_via(handle, text, VIA, token, RELEASE))
 
-    def submit_batch(self, actions: Union[Sequence[ActionLike], str, bytes]) -> Status:
-        """Applies a list of actions (JSON payloads only) in order, all or nothing.
+    def batch(self, actions: Union[Sequence[ActionLike], str, bytes]) -> Status:
+        """Applies a list of actions (dicts or JSON text, payloads in the JSON only: no
+        ``via``) in order, all or nothing (SPEC 10, ``uf_submit_batch``).
 
-        The first that fails rolls the model back; its error names its index
-        (``"batch[2]: ..."``). :class:`uniflow.Misuse` inside a callback.
+        The first that fails rolls the model back and raises; its message names its index
+        (``"batch[2]: ..."``), and nobody is notified. On success the bindings and
+        subscribers then see each mutation in order. :class:`uniflow.Misuse` inside a
+        callback.
         """
         fn = _require(self._lib, "uf_submit_batch")
         if isinstance(actions, (str, bytes)):
@@ -593,9 +596,17 @@ class Dispatcher:
         """The GlobalModel as ``{feature: State}``."""
         return {name: State(v["state"], v["payload"]) for name, v in self.state.items()}
 
+    def snapshot(self) -> Dict[str, Any]:
+        """The model now, for :meth:`restore` (SPEC 10): the GlobalModel as JSON data, as
+        :attr:`state` gives it. Serialized with ``json.dumps`` it can be stored; the
+        library writes it deterministically (registration order, field order)."""
+        return self.state
+
     def restore(self, model: Union[Mapping[str, Any], str, bytes]) -> Status:
-        """Replaces the model with one in :attr:`state`'s format (validated first; no
-        mutations are sent). :class:`uniflow.Misuse` inside a callback."""
+        """Replaces the model with a :meth:`snapshot` (a dict or its JSON text) taken on a
+        dispatcher with the same definitions. Validated first: invalid input changes
+        nothing. No mutations are sent; restored features' model bindings become active.
+        :class:`uniflow.Misuse` inside a callback."""
         fn = _require(self._lib, "uf_state_restore")
         return self._finish(fn(self._handle, _json_text(model, "model")))
 
