@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+from typing import Any, List
 
 import pytest
 
@@ -122,6 +123,93 @@ def test_trigger_applies_nothing_and_queues_its_submit_list(d: uniflow.Dispatche
         d.trigger("Toggle", in_="Off", submit=[{"kind": "transition", "feature": "Toggle", "into": "Nope"}])
 
 
+# -- the prepared hot path ----------------------------------------------------------------
+# Payload-free, via-free actions without scope/context/id go through a cached uf_action.
+
+
+def test_every_action_form_works_through_its_prepared_struct(d: uniflow.Dispatcher, recorder: Recorder) -> None:
+    d.subscribe(recorder)
+    for _ in range(2):  # the second round reuses the cached structs
+        assert d.initialize("Toggle", "Off") is uniflow.OK
+        assert d.actualize("Toggle", "Off") is uniflow.OK  # an auto state: no payload needed
+        assert d.transition("Toggle", "On", from_="Off") is uniflow.OK
+        assert d.transition("Toggle", "On", same=True) is uniflow.OK
+        assert d.transition("Toggle", "Off") is uniflow.OK
+        assert d.deinitialize("Toggle", from_="Off") is uniflow.OK
+        d.initialize("Toggle", "On")
+        assert d.deinitialize("Toggle") is uniflow.OK
+    assert [(m["kind"], m["action"]) for m in recorder.mutations[:7]] == [
+        ("initialization", {"kind": "initialize", "feature": "Toggle", "into": "Off"}),
+        ("actualization", {"kind": "actualize", "feature": "Toggle", "in": "Off"}),
+        ("transition", {"kind": "transition", "feature": "Toggle", "from": "Off", "into": "On"}),
+        ("transition", {"kind": "transition", "feature": "Toggle", "into": "On", "same": True}),
+        ("transition", {"kind": "transition", "feature": "Toggle", "into": "Off", "same": False}),
+        ("deinitialization", {"kind": "deinitialize", "feature": "Toggle", "from": "Off"}),
+        ("initialization", {"kind": "initialize", "feature": "Toggle", "into": "On"})]
+    assert recorder.mutations[7]["action"] == {"kind": "deinitialize", "feature": "Toggle"}
+    assert len(recorder.mutations) == 16
+
+
+def test_prepared_actions_fail_like_any_other(d: uniflow.Dispatcher) -> None:
+    for _ in range(2):  # failures do not poison the cache
+        with pytest.raises(uniflow.Rejected) as info:
+            d.transition("Toggle", "On", from_="Off")
+        assert info.value.message == "Toggle is not initialized (expected state Off)"
+        with pytest.raises(uniflow.NotFound) as state:
+            d.initialize("Toggle", "Nope")
+        assert state.value.message == "unknown state 'Nope' of feature Toggle"
+        with pytest.raises(uniflow.SchemaError) as schema:
+            d.initialize("Counter", "Counting")
+        assert schema.value.message == "Counter.Counting.n: required field missing"
+    d.initialize("Toggle", "Off")
+    assert d.get("Toggle") == uniflow.State("Off", {})
+
+
+def test_prepared_actions_inside_a_callback_are_queued(d: uniflow.Dispatcher, recorder: Recorder) -> None:
+    results: List[Any] = []
+
+    def chain(m: uniflow.Mutation) -> None:
+        if m.kind is uniflow.MutationKind.INITIALIZATION:
+            results.append(d.transition("Toggle", "On", from_="Off"))
+            results.append(d.actualize("Toggle", "On"))
+            results.append(d.deinitialize("Toggle", from_="On"))
+            results.append(d.transition("Toggle", "Off", from_="On"))  # rejected when it runs
+            with pytest.raises(uniflow.SchemaError) as info:  # checked up to the payload at once
+                d.initialize("Main", "Main")
+            results.append(info.value.message)
+
+    d.subscribe(chain, when="Initialization<Toggle>")
+    d.subscribe(recorder)
+    assert d.initialize("Toggle", "Off") is uniflow.OK
+    assert results == [uniflow.QUEUED] * 4 + ["Main.Main.val: required field missing"]
+    assert [(m["kind"], m["new"] and m["new"]["state"]) for m in recorder.mutations] == [
+        ("initialization", "Off"), ("transition", "On"), ("actualization", "On"), ("deinitialization", None)]
+
+
+def test_the_prepared_cache_is_bounded_and_refills(d: uniflow.Dispatcher, monkeypatch: pytest.MonkeyPatch) -> None:
+    from uniflow import dispatcher
+
+    monkeypatch.setattr(dispatcher, "_PREPARED_LIMIT", 3)
+    d.initialize("Toggle", "Off")
+    for i in range(20):
+        d.transition("Toggle", "On" if i % 2 == 0 else "Off", from_="Off" if i % 2 == 0 else "On")
+        d.actualize("Toggle", "Off" if i % 2 else "On")
+        assert d._prepared_count <= 3
+    assert d.get("Toggle") == uniflow.State("Off", {})
+
+
+def test_prepared_actions_of_a_closed_dispatcher_raise_misuse() -> None:
+    d = uniflow.Dispatcher()
+    d.register({"feature": "Toggle", "states": {"Off": {}, "On": {}}})
+    d.initialize("Toggle", "Off")
+    d.transition("Toggle", "On", from_="Off")  # now cached
+    d.close()
+    for call in (lambda: d.transition("Toggle", "On", from_="Off"), lambda: d.actualize("Toggle", "On"),
+                 lambda: d.deinitialize("Toggle"), lambda: d.initialize("Toggle", "Off")):
+        with pytest.raises(uniflow.Misuse, match="the Dispatcher is closed"):
+            call()
+
+
 def test_scope_context_and_id_reach_the_mutation(d: uniflow.Dispatcher) -> None:
     seen = []
     d.subscribe(lambda m: seen.append(m.action))
@@ -169,17 +257,17 @@ def test_submit_errors(d: uniflow.Dispatcher) -> None:
         d.initialize("Tog\0gle", "On")
 
 
-def test_submit_batch_is_all_or_nothing(d: uniflow.Dispatcher, recorder: Recorder) -> None:
+def test_batch_is_all_or_nothing(d: uniflow.Dispatcher, recorder: Recorder) -> None:
     d.subscribe(recorder)
     with pytest.raises(uniflow.Rejected) as info:
-        d.submit_batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
+        d.batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
                         {"kind": "initialize", "feature": "Toggle", "into": "On"}])
     assert info.value.message == "batch[1]: Toggle is already initialized (in state On)"
     assert d.state == {} and recorder.mutations == []
-    assert d.submit_batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
+    assert d.batch([{"kind": "initialize", "feature": "Toggle", "into": "On"},
                            '{"kind": "transition", "feature": "Toggle", "into": "Off"}']) is uniflow.OK
     assert recorder.kinds() == ["initialization", "transition"]
-    assert d.submit_batch("[]") is uniflow.OK
+    assert d.batch("[]") is uniflow.OK
 
 
 # -- via callables ------------------------------------------------------------------------
@@ -346,7 +434,8 @@ def test_callback_error_from_a_c_via() -> None:
         assert rc == uniflow.Status.ECALLBACK
         with pytest.raises(uniflow.CallbackError) as info:
             check(rc)
-        assert info.value.code == -7 and "Toggle" in info.value.message and info.value.message
+        assert info.value.code == -7
+        assert info.value.message == "Toggle: the via callback failed (returned -1)"
 
 
 def test_loop_error_when_submitting_while_dropping() -> None:
@@ -369,16 +458,18 @@ def test_loop_error_when_submitting_while_dropping() -> None:
         d.set_reporter(reporter)
         with pytest.raises(uniflow.LoopError) as info:
             d.transition("Toggle", "On")
-        assert info.value.code == -8 and info.value.message
+        assert info.value.code == -8
+        assert info.value.message == "the cascade limit (2) was reached; action refused"
         assert "dropped" in events
 
 
 def test_misuse_from_the_library_inside_a_callback(d: uniflow.Dispatcher) -> None:
     def batch_inside(m):
-        d.submit_batch([])
+        d.batch([])
 
     d.subscribe(batch_inside)
     with pytest.raises(uniflow.Misuse) as info:
         d.initialize("Toggle", "Off")
-    assert info.value.code == -9 and info.value.message
+    assert info.value.code == -9
+    assert info.value.message == "uf_submit_batch is not allowed inside a callback of the same dispatcher"
     assert d.get("Toggle") == uniflow.State("Off", {})  # the mutation stays applied

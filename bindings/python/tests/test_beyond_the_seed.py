@@ -1,10 +1,5 @@
 """Issue 8's Python surface: ``Dispatcher.batch(...)``, ``snapshot()``/``restore()``,
-the ``journal=`` option, ``replay()`` and ``graph()``.
-
-``test_batch_is_named_as_the_issue_says`` and ``test_snapshot_restores_on_a_fresh_dispatcher``
-FAIL today (acceptance audit): the package has ``submit_batch`` and the ``state``
-property, not the ``batch()`` and ``snapshot()`` that issue 8 names.
-"""
+the ``journal=`` option, ``replay()`` and ``graph()``."""
 
 from __future__ import annotations
 

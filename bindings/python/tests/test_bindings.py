@@ -104,6 +104,31 @@ def test_a_handler_returning_a_negative_number_fails_quietly() -> None:
         assert [r["event"] for r in reports] == ["binding_skipped", "processed"]
 
 
+@pytest.mark.parametrize("result,holds", [
+    (True, True), (1, True), (7, True), ("yes", True), ([0], True),
+    (False, False), (0, False), (None, False), ("", False), ([], False)])
+def test_a_given_handler_holds_on_a_truthy_result(result: Any, holds: bool) -> None:
+    reports: List[Dict[str, Any]] = []
+    reprs: List[str] = []
+
+    def given(call: uniflow.BindingCall) -> Any:
+        reprs.append(repr(call))
+        return result if call.mutation["new"]["payload"]["n"] == 0 else False
+
+    with uniflow.Dispatcher(report_skipped=True) as d:
+        d.set_reporter(reports.append)
+        d.register_handler("below_three", given)
+        d.register(counting_definition({"submit": [{**INCREMENT, "payload": {"n": 9}}]}))
+        assert d.initialize("Counter", "Counting", payload={"n": 0}) is uniflow.OK
+        assert d.get("Counter") == uniflow.State("Counting", {"n": 9 if holds else 0})
+        if holds:  # the queued actualization to 9 runs; its binding is skipped
+            assert [r["event"] for r in reports] == [
+                "binding_processed", "processed", "binding_skipped", "processed"]
+        else:
+            assert [r["event"] for r in reports] == ["binding_skipped", "processed"]
+    assert reprs[0] == "<BindingCall>"
+
+
 def test_binding_call_kept_by_a_handler_stays_readable() -> None:
     kept: List[uniflow.BindingCall] = []
     with uniflow.Dispatcher() as d:
@@ -111,8 +136,10 @@ def test_binding_call_kept_by_a_handler_stays_readable() -> None:
         d.register(counting_definition({"submit": [INCREMENT]}))
         d.initialize("Counter", "Counting", payload={"n": 0})
     assert kept[0].mutation["seq"] == 1 and kept[0].given is None
-    with pytest.raises(uniflow.Misuse):
+    assert repr(kept[0]) == "<BindingCall (returned)>"
+    with pytest.raises(uniflow.Misuse) as info:
         kept[0].set_output(1)
+    assert info.value.message == "BindingCall was read after its callback returned"
 
 
 # -- reporter -----------------------------------------------------------------------------

@@ -130,3 +130,46 @@ def test_search_progress_must_be_an_integer(d: uniflow.Dispatcher) -> None:
         d.transition("Search", "InProgress", payload={"query": "q", "progress": 10.5})
     assert "Search.InProgress.progress" in info.value.message
     assert d.get("Search") == uniflow.State("Ready", {})
+
+
+def test_arithmetic_set_explicit_to_the_current_value_is_declined(d: uniflow.Dispatcher, recorder: Recorder) -> None:
+    """setExplicit(value): actualize via { value }, declining when it would change nothing."""
+    d.initialize("Main", "Main", payload={"val": 15})
+    d.subscribe(recorder)
+
+    def set_explicit(value: int) -> Any:
+        return lambda cur: uniflow.DECLINE if cur["val"] == value else {"val": value}
+
+    with pytest.raises(uniflow.Rejected) as declined:
+        d.actualize("Main", "Main", via=set_explicit(15), context="setExplicit")
+    assert declined.value.message == "Main: the via callback declined the action"
+    assert d.state == {"Main": {"state": "Main", "payload": {"val": 15}}}
+    assert recorder.mutations == []
+
+    assert d.actualize("Main", "Main", via=set_explicit(20), context="setExplicit") is uniflow.OK
+    assert d.state == {"Main": {"state": "Main", "payload": {"val": 20}}}
+    assert recorder.mutations == [
+        {"seq": 2, "kind": "actualization", "feature": "Main",
+         "old": {"state": "Main", "payload": {"val": 15}}, "new": {"state": "Main", "payload": {"val": 20}},
+         "action": {"kind": "actualize", "feature": "Main", "in": "Main", "context": "setExplicit"}}]
+
+
+def test_actions_on_an_uninitialized_feature_are_rejected_naming_it(d: uniflow.Dispatcher,
+                                                                      recorder: Recorder) -> None:
+    d.subscribe(recorder)
+    ran: List[Any] = []
+    rejected = [
+        (lambda: d.actualize("Main", "Main", {"val": 1}), "Main is not initialized (expected state Main)"),
+        (lambda: d.deinitialize("Main"), "Main is not initialized"),
+        (lambda: d.transition("Main", "Main", same=True, payload={"val": 1}), "Main is not initialized"),
+        (lambda: d.trigger("Main"), "Main is not initialized"),
+        # A via never runs when the precondition fails.
+        (lambda: d.actualize("Main", "Main", via=ran.append), "Main is not initialized (expected state Main)"),
+        (lambda: d.deinitialize("Main", from_="Main", via=ran.append), "Main is not initialized (expected state Main)"),
+    ]
+    for submit, message in rejected:
+        with pytest.raises(uniflow.Rejected) as info:
+            submit()
+        assert info.value.message == message
+    assert ran == []
+    assert d.state == {} and recorder.mutations == []

@@ -106,6 +106,29 @@ def test_reading_nothing_reuses_one_object_and_reads_are_not_stale(d: uniflow.Di
     assert names == ["Off", "On", "Off"]  # the cache is reset between calls
 
 
+def test_a_reading_subscriber_reuses_its_object_until_it_keeps_one(d: uniflow.Dispatcher) -> None:
+    ids: List[int] = []
+    kept: List[uniflow.Mutation] = []
+
+    def read_and_keep_on(m: uniflow.Mutation) -> None:
+        ids.append(id(m))
+        assert m.new is not None
+        if m.new.name == "On":
+            kept.append(m)
+
+    d.subscribe(read_and_keep_on)
+    d.initialize("Toggle", "Off")
+    d.transition("Toggle", "On")
+    d.transition("Toggle", "Off")
+    d.transition("Toggle", "On")
+    assert ids[0] == ids[1]  # read, not kept: lent again
+    assert ids[2] != ids[1] and ids[2] == ids[3]  # the kept one was replaced
+    assert [(m.seq, m.old, m.new) for m in kept] == [
+        (2, uniflow.State("Off", {}), uniflow.State("On", {})),
+        (4, uniflow.State("Off", {}), uniflow.State("On", {}))]
+    assert kept[0].action == {"kind": "transition", "feature": "Toggle", "into": "On", "same": False}
+
+
 def test_filters(d: uniflow.Dispatcher) -> None:
     into_on, toggles, any_ = Recorder(), Recorder(), Recorder()
     d.subscribe(into_on, when="TransitionInto<Toggle.On>")

@@ -46,6 +46,85 @@ def test_four_threads_submitting_concurrently_lose_nothing() -> None:
         assert len(set(threads_seen)) > 1  # callbacks ran on the submitting threads
 
 
+def test_four_threads_sharing_prepared_actions_lose_nothing() -> None:
+    """The hot path: every thread dispatches the same cached uf_action structs."""
+    with uniflow.Dispatcher() as d:
+        d.register(TOGGLE)
+        d.initialize("Toggle", "Off")
+        seqs: List[int] = []
+        d.subscribe(lambda m: seqs.append(m.seq))
+        kept: List[uniflow.Mutation] = []
+        d.subscribe(lambda m: kept.append(m) if m.seq % 100 == 0 else None)
+        results: List[Any] = []
+        start = threading.Barrier(THREADS)
+
+        def worker() -> None:
+            start.wait()
+            mine = [d.transition("Toggle", state, same=True) for _ in range(PER_THREAD) for state in ("On", "Off")]
+            results.extend(mine)
+
+        threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        total = THREADS * PER_THREAD * 2
+        assert results == [uniflow.OK] * total
+        assert seqs == list(range(2, total + 2))  # every transition, none lost or doubled
+        assert [m.seq for m in kept] == list(range(100, total + 2, 100))
+        assert all(m.kind is uniflow.MutationKind.TRANSITION and m.old is not None for m in kept)
+
+
+CONTENDED = """
+import threading, time, uniflow
+with uniflow.Dispatcher() as d:
+    d.register({"feature": "A", "states": {"Off": {}, "On": {}}})
+    d.register({"feature": "B", "states": {"Off": {}, "On": {}}})
+    d.initialize("A", "Off")
+    d.initialize("B", "Off")
+    order = []
+    calling = threading.Event()
+
+    def other() -> None:
+        calling.set()
+        d.transition("B", "On", from_="Off")  # the dispatcher is busy on the main thread
+        order.append("B applied")
+
+    thread = threading.Thread(target=other)
+
+    def slow_subscriber(m: uniflow.Mutation) -> None:
+        if m.feature == "A":
+            thread.start()
+            calling.wait(10)
+            time.sleep(0.2)  # let the other thread reach the library and wait there
+            order.append("A notified")
+
+    d.subscribe(slow_subscriber)
+    d.transition("A", "On", from_="Off")
+    thread.join(30)
+    assert order == ["A notified", "B applied"], order
+    assert d.state == {"A": {"state": "On", "payload": {}}, "B": {"state": "On", "payload": {}}}
+print("ok")
+"""
+
+
+def test_a_thread_waiting_for_a_busy_dispatcher_does_not_block_its_callbacks() -> None:
+    """Thread B dispatches (the prepared hot path) while the main thread is inside a
+    subscriber of the same dispatcher: B must wait without holding the GIL, or the
+    subscriber could never resume. In a child process, so a deadlock fails the test."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import PYTHON_ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_ROOT)}
+    result = subprocess.run([sys.executable, "-c", CONTENDED], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_threads_with_exceptions_keep_them_per_thread() -> None:
     with uniflow.Dispatcher() as d:
         d.register(COUNTER)

@@ -191,19 +191,25 @@ def register_via(errors: Errors, fn: Callable[[Any], Any], sets_payload: bool) -
 
 
 def _subscriber_function(errors: Errors, fn: Callable[[Mutation], Any], unescaped: int,
-                         new_mutation: Callable[[], Mutation] = Mutation) -> Callable[[int, Optional[int]], int]:
+                         new_mutation: Callable[[], Mutation] = Mutation) -> Callable[[int, Optional[int]], bool]:
     """The Python side of a C subscriber (see :func:`make_subscriber`).
 
-    One Mutation object is lent to ``fn`` and reused from call to call while ``fn`` does
-    not keep it: C never runs the same subscription re-entrantly (submits inside
-    callbacks are queued). After ``fn`` returns, a refcount above ``unescaped`` (the
-    count of a Mutation referenced only by this frame and its closure, measured at
-    import by :func:`_calibrate`) means it escaped: it is snapshotted and replaced.
+    One Mutation object is lent to ``fn`` and reused from call to call while ``fn``
+    neither keeps it nor reads it: C never runs the same subscription re-entrantly
+    (submits inside callbacks are queued). After ``fn`` returns, one refcount check
+    against ``unescaped`` (the count of a Mutation referenced only by this frame and its
+    closure, measured at import by :func:`_calibrate`) decides whether anything happened
+    to it: a read pins the object to itself (``Mutation._pin``), so a higher count
+    means it was read, kept, or both. Only then does the slow path look closer: a kept
+    Mutation is snapshotted (one call into C) and replaced; a Mutation that was only
+    read forgets what it read and is lent again.
     """
     getrefcount = sys.getrefcount
     spare = new_mutation()
 
-    def subscriber(ptr: int, _payload: Optional[int]) -> int:
+    # The hot path of every notification: keep it to the few bytecodes below (a try
+    # block costs nothing in CPython 3.11+ until it catches).
+    def subscriber(ptr: int, _payload: Optional[int]) -> bool:
         nonlocal spare
         try:
             mutation = spare
@@ -214,16 +220,21 @@ def _subscriber_function(errors: Errors, fn: Callable[[Mutation], Any], unescape
                 result = None
                 store_error(errors, exc, "subscriber")
             if getrefcount(mutation) > unescaped:
+                if mutation._pin is not None:
+                    mutation._pin = None
+                    if getrefcount(mutation) <= unescaped:
+                        # Read, not kept: nobody can read it again, so its _ptr may stay
+                        # stale until the next call overwrites it; only what was read
+                        # must be forgotten.
+                        mutation._cache = None
+                        return result is STOP
                 mutation._detach()
                 spare = new_mutation()
-            elif mutation._cache is not None:
-                # Not kept: nobody can read it again, so its _ptr may stay stale until
-                # the next call overwrites it; only what was read must be forgotten.
-                mutation._cache = None
-            return 1 if result is STOP else 0
+            # A bool is the int C expects (UF_STOP is 1, UF_KEEP 0).
+            return result is STOP
         except BaseException as exc:  # pragma: no cover - never cross C
             store_error(errors, exc, "subscriber")
-            return 0
+            return False
 
     return subscriber
 
@@ -247,6 +258,10 @@ def _calibrate() -> int:
             kept: List[Mutation] = []
             _subscriber_function({}, kept.append, unescaped, Probe)(1, None)
             if detached:  # and a kept one is still seen as escaped
+                detached.clear()  # and one that was only read (pinned) is not
+                _subscriber_function({}, lambda m: setattr(m, "_pin", m), unescaped, Probe)(1, None)
+                if detached:  # pragma: no cover
+                    break
                 return unescaped
     raise RuntimeError("uniflow: cannot calibrate the escape check")  # pragma: no cover
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from ctypes import byref, c_uint64, c_void_p, pointer, string_at
+from ctypes import byref, c_char, c_uint64, c_void_p, string_at
 from typing import (
     Any,
     Callable,
@@ -41,6 +41,7 @@ Via = Callable[[Optional[Payload]], Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _RESULT = (Status.OK, Status.QUEUED)
+OK = Status.OK
 _INITIALIZE, _ACTUALIZE, _TRANSITION, _DEINITIALIZE, _TRIGGER = 1, 2, 3, 4, 5
 # Prepared actions are cheap to rebuild; the bound only matters for programs that
 # generate names, which would otherwise grow the cache without end.
@@ -168,9 +169,11 @@ class Subscription:
             check(rc)
 
     def __enter__(self) -> "Subscription":
+        """The subscription itself: ``with d.subscribe(fn): ...`` cancels it on exit."""
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Cancels the subscription (exceptions propagate)."""
         self.cancel()
 
     def __repr__(self) -> str:
@@ -206,6 +209,7 @@ class Dispatcher:
 
     # Class-level defaults so that __del__ and __repr__ work on a half-built instance.
     _handle: Optional[c_void_p] = None
+    _handle_arg: Any = None
 
     def __init__(
         self,
@@ -233,9 +237,11 @@ class Dispatcher:
         if rc < 0:
             check(rc)
         self._lib = lib
-        # uf_dispatch without argtypes: the hot path passes only a c_void_p (or None once
-        # closed) and a pointer/byref to a UfAction, which ctypes passes as they are;
-        # skipping from_param saves about a fifth of the cost of the call.
+        # The hot path: uf_dispatch without argtypes (no from_param per argument), called
+        # with two ready-made byref() argument objects: the handle (below) and a cached
+        # prepared action. ctypes copies a byref() object's pointer straight into the
+        # call; any other ctypes instance (a c_void_p, a pointer()) would first be turned
+        # into a fresh argument object, about a tenth of the cost of the whole call.
         self._dispatch = lib["uf_dispatch"]
         self._clear_prepared()  # the caches of prepared uf_action structs
         #: thread id -> exception raised by a callback, re-raised by the outermost call
@@ -243,7 +249,11 @@ class Dispatcher:
         #: token -> ctypes callback objects (and the Python callables) C may still call
         self._keep: Dict[int, Any] = {}
         self._ref = weakref.ref(self)
-        self._handle = handle  # a c_void_p: passed to ctypes without conversion
+        self._handle = handle  # a c_void_p, for every call but uf_dispatch
+        # The same pointer as a byref() argument: byref of a c_char that lives at the
+        # dispatcher's address passes exactly that address. Nothing reads the c_char.
+        # None once closed (NULL: the library answers UF_EINVAL, _finish says closed).
+        self._handle_arg = byref(c_char.from_address(handle.value))  # type: ignore[arg-type]
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -267,6 +277,7 @@ class Dispatcher:
         if lib.uf_last_status() == Status.EMISUSE:
             check(Status.EMISUSE)
         self._handle = None
+        self._handle_arg = None
         self._clear_prepared()
         self._keep.clear()  # C released everything; drop what a dead weakref missed
 
@@ -276,9 +287,11 @@ class Dispatcher:
         return self._handle is None
 
     def __enter__(self) -> "Dispatcher":
+        """The dispatcher itself: ``with Dispatcher() as d: ...`` closes it on exit."""
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Closes the dispatcher (exceptions propagate)."""
         self.close()
 
     def __del__(self) -> None:
@@ -358,13 +371,15 @@ class Dispatcher:
         """A ``uf_action`` for a payload-free, via-free action, cached for reuse.
 
         Cached in nested dicts keyed by the method's own arguments (feature, then state
-        names), which are cheaper to look up than one tuple key. The struct is never
-        written again once cached, so threads may share it; the bytes of its names are
-        kept alive by the struct itself (ctypes' ``_objects``).
+        names), which are cheaper to look up than one tuple key. What is cached is a
+        ``byref()`` of the struct (see ``_dispatch`` in ``__init__``), which keeps the
+        struct alive, as the struct keeps the bytes of its names (ctypes' ``_objects``).
+        The struct is never written again once cached, so threads may share it, and
+        ``uf_dispatch`` copies what it needs before it returns.
         """
         action = UfAction(UF_ACTION_SIZE, kind, _name(feature, "feature"), _name(from_, "from_"),
                           _name(into, "state"), None, 1 if same else 0)
-        prepared = pointer(action)
+        prepared = byref(action)
         if self._prepared_count >= _PREPARED_LIMIT:
             self._clear_prepared()
         self._prepared_count += 1
@@ -404,7 +419,7 @@ class Dispatcher:
             action.via = VIA
             action.via_payload = token
             action.via_payload_free = RELEASE
-        return self._finish(self._dispatch(self._handle, byref(action)))
+        return self._finish(self._dispatch(self._handle_arg, byref(action)))
 
     def initialize(self, feature: str, into: str, payload: Optional[Union[Payload, str]] = None,
                    via: Optional[Via] = None, scope: Optional[str] = None,
@@ -418,9 +433,10 @@ class Dispatcher:
                 prepared = self._p_init[feature][into]
             except KeyError:
                 prepared = self._prepare(1, feature, None, into, False)
-            rc = self._dispatch(self._handle, prepared)
-            if rc >= 0 and not self._errors:
-                return _RESULT[rc]
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
+            if not rc and not self._errors:
+                return OK
             return self._finish(rc)
         return self._dispatch_full(1, feature, None, into, False, 0, payload, via, scope, context, id)
 
@@ -433,9 +449,10 @@ class Dispatcher:
                 prepared = self._p_act[feature][in_]
             except KeyError:
                 prepared = self._prepare(2, feature, None, in_, False)
-            rc = self._dispatch(self._handle, prepared)
-            if rc >= 0 and not self._errors:
-                return _RESULT[rc]
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
+            if not rc and not self._errors:
+                return OK
             return self._finish(rc)
         return self._dispatch_full(2, feature, None, in_, False, 0, payload, via, scope, context, id)
 
@@ -457,9 +474,10 @@ class Dispatcher:
                     prepared = self._p_tr[feature][into][from_]
             except KeyError:
                 prepared = self._prepare(3, feature, from_, into, same)
-            rc = self._dispatch(self._handle, prepared)
-            if rc >= 0 and not self._errors:
-                return _RESULT[rc]
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
+            if not rc and not self._errors:
+                return OK
             return self._finish(rc)
         return self._dispatch_full(3, feature, from_, into, same, 0, payload, via, scope, context, id)
 
@@ -476,9 +494,10 @@ class Dispatcher:
                 prepared = self._p_deinit[feature][from_]
             except KeyError:
                 prepared = self._prepare(4, feature, from_, None, False)
-            rc = self._dispatch(self._handle, prepared)
-            if rc >= 0 and not self._errors:
-                return _RESULT[rc]
+            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
+            rc = dispatch(self._handle_arg, prepared)
+            if not rc and not self._errors:
+                return OK
             return self._finish(rc)
         return self._dispatch_full(4, feature, from_, None, False, 0, None, via, scope, context, id)
 
@@ -528,11 +547,14 @@ class Dispatcher:
         token = _callbacks.register_via(self._errors, via, kind not in ("trigger", "deinitialize"))
         return self._finish(self._lib.uf_submit_via(handle, text, VIA, token, RELEASE))
 
-    def submit_batch(self, actions: Union[Sequence[ActionLike], str, bytes]) -> Status:
-        """Applies a list of actions (JSON payloads only) in order, all or nothing.
+    def batch(self, actions: Union[Sequence[ActionLike], str, bytes]) -> Status:
+        """Applies a list of actions (dicts or JSON text, payloads in the JSON only: no
+        ``via``) in order, all or nothing (SPEC 10, ``uf_submit_batch``).
 
-        The first that fails rolls the model back; its error names its index
-        (``"batch[2]: ..."``). :class:`uniflow.Misuse` inside a callback.
+        The first that fails rolls the model back and raises; its message names its index
+        (``"batch[2]: ..."``), and nobody is notified. On success the bindings and
+        subscribers then see each mutation in order. :class:`uniflow.Misuse` inside a
+        callback.
         """
         fn = _require(self._lib, "uf_submit_batch")
         if isinstance(actions, (str, bytes)):
@@ -574,9 +596,17 @@ class Dispatcher:
         """The GlobalModel as ``{feature: State}``."""
         return {name: State(v["state"], v["payload"]) for name, v in self.state.items()}
 
+    def snapshot(self) -> Dict[str, Any]:
+        """The model now, for :meth:`restore` (SPEC 10): the GlobalModel as JSON data, as
+        :attr:`state` gives it. Serialized with ``json.dumps`` it can be stored; the
+        library writes it deterministically (registration order, field order)."""
+        return self.state
+
     def restore(self, model: Union[Mapping[str, Any], str, bytes]) -> Status:
-        """Replaces the model with one in :attr:`state`'s format (validated first; no
-        mutations are sent). :class:`uniflow.Misuse` inside a callback."""
+        """Replaces the model with a :meth:`snapshot` (a dict or its JSON text) taken on a
+        dispatcher with the same definitions. Validated first: invalid input changes
+        nothing. No mutations are sent; restored features' model bindings become active.
+        :class:`uniflow.Misuse` inside a callback."""
         fn = _require(self._lib, "uf_state_restore")
         return self._finish(fn(self._handle, _json_text(model, "model")))
 

@@ -57,11 +57,16 @@ class Mutation:
     # _ptr: the uf_mutation* while the subscriber runs, else None.
     # _cache: None until an attribute is read, then {name: value}; "record" holds the
     # parsed uf_mutation_json once it was needed (or snapshotted on escape).
-    __slots__ = ("_ptr", "_cache")
+    # _pin: the object itself from the first read while lent until the subscriber
+    # returns. The reference it adds lets the trampoline's one refcount check stand for
+    # both questions "was it kept?" and "was anything cached that must be forgotten
+    # before the object is lent again?" (see _callbacks._subscriber_function).
+    __slots__ = ("_ptr", "_cache", "_pin")
 
     def __init__(self, ptr: Optional[int] = None) -> None:
         self._ptr: Optional[int] = ptr
         self._cache: Optional[Dict[str, Any]] = None
+        self._pin: Optional[Mutation] = None
 
     # -- lifetime ------------------------------------------------------------------------
 
@@ -71,10 +76,16 @@ class Mutation:
             self._full()
             self._ptr = None
 
-    def _full(self) -> Dict[str, Any]:
+    def _cache_dict(self) -> Dict[str, Any]:
         cache = self._cache
         if cache is None:
             cache = self._cache = {}
+            if self._ptr is not None:
+                self._pin = self
+        return cache
+
+    def _full(self) -> Dict[str, Any]:
+        cache = self._cache_dict()
         record = cache.get("record")
         if record is None:
             if self._ptr is None:
@@ -84,9 +95,7 @@ class Mutation:
 
     def _read(self, name: str) -> Any:
         """A field, from the cache, else from C while the pointer lives, else the record."""
-        cache = self._cache
-        if cache is None:
-            cache = self._cache = {}
+        cache = self._cache_dict()
         value = cache.get(name, _MISSING)
         if value is not _MISSING:
             return value
