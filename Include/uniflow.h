@@ -78,7 +78,8 @@ int uf_version_number(void);
 #define UF_ELOOP     -8   /* the cascade limit was reached */
 #define UF_EMISUSE   -9   /* call not allowed here (e.g. freeing a dispatcher inside its callback) */
 #define UF_ENOMEM   -10   /* out of memory */
-#define UF_EIO      -11   /* a file could not be read */
+#define UF_EIO      -11   /* a file could not be read (or the journal written) */
+#define UF_EBUSY    -12   /* uf_dispatch_try only: another thread is processing; nothing done */
 
 /* The status of the last failed call on this thread; 0 before any failure.
  * A failing void function (a refused uf_dispatcher_free) sets it too. */
@@ -215,6 +216,16 @@ typedef struct uf_action {
  * kind (a `from` on an actualize, `same` together with `from`).
  * via_payload_free runs exactly once, whatever the outcome. */
 int uf_dispatch(uf_dispatcher *d, const uf_action *action);
+
+/* uf_dispatch that never waits for another thread: when another thread is
+ * processing an action of d, it returns UF_EBUSY at once, having done nothing
+ * (via_payload_free still runs once; the thread's last error is not touched, as
+ * this is no failure: call again, or call uf_dispatch to wait). Everything else is
+ * uf_dispatch: on the processing thread it queues, when d is idle it processes.
+ * For hosts that hold a lock of their own which the dispatcher's callbacks may
+ * need (Python's GIL): they may keep it through this call, since the call never
+ * waits for a thread that could be waiting for that lock. */
+int uf_dispatch_try(uf_dispatcher *d, const uf_action *action);
 
 /* uf_submit with a via callback. A "payload" in the JSON together with a callback
  * is UF_EINVAL. payload_free (may be NULL) runs exactly once when the action is

@@ -16,6 +16,7 @@ extension Status {
         case .misuse: "UF_EMISUSE"
         case .noMemory: "UF_ENOMEM"
         case .io: "UF_EIO"
+        case .busy: "UF_EBUSY"
         }
     }
 
@@ -33,7 +34,8 @@ extension Status {
         case .loop: "the cascade limit was reached"
         case .misuse: "call not allowed here"
         case .noMemory: "out of memory"
-        case .io: "a file could not be read"
+        case .io: "a file could not be read or written"
+        case .busy: "the dispatcher is processing on another thread; nothing was done"
         }
     }
 }

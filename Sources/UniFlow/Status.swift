@@ -25,8 +25,10 @@ public enum Status: Int32, Sendable, CaseIterable {
     case misuse = -9
     /// Out of memory.
     case noMemory = -10
-    /// A file could not be read.
+    /// A file could not be read (or the journal written).
     case io = -11
+    /// `uf_dispatch_try` only: another thread is processing; nothing was done.
+    case busy = -12
 
     /// The code's name as the header spells it (`UF_REJECTED`).
     public var name: String { staticName.description }

@@ -114,6 +114,16 @@ static void every_null_argument_is_refused(void) {
     CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action: 'into' is required on a transition action");
     CHECK(freed == 4);
 
+    a.kind = UF_ACTION_INITIALIZE;
+    a.into = "On";
+    CHECK_ERROR(uf_dispatch_try(d, NULL), UF_EINVAL, "uf_dispatch_try: action is NULL");
+    CHECK_ERROR(uf_dispatch_try(NULL, &a), UF_EINVAL, "uf_dispatch_try: dispatcher is NULL");
+    CHECK(freed == 5);
+    a.feature = NULL;
+    CHECK_ERROR(uf_dispatch_try(d, &a), UF_EINVAL, "uf_action.feature is NULL");
+    CHECK(freed == 6);
+    a.feature = "Toggle";
+
     freed = 0;
     CHECK_ERROR(uf_submit_via(NULL, "{\"kind\":\"initialize\",\"feature\":\"Toggle\",\"into\":\"On\"}", go_on, &freed, check_count_free),
                 UF_EINVAL, "uf_submit_via: dispatcher is NULL");

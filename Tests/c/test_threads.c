@@ -262,7 +262,90 @@ static void last_errors_are_per_thread(void) {
     uf_dispatcher_free(local);
 }
 
+/* ---- uf_dispatch_try never waits for another thread ----
+ * A holder thread parks inside a subscriber (so it is processing); meanwhile this
+ * thread's uf_dispatch_try answers UF_EBUSY at once, does nothing, releases its
+ * via payload and leaves the last error alone; once the holder is done it works. */
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cond = PTHREAD_COND_INITIALIZER;
+static int parked, released;
+
+static int park(const uf_mutation *m, void *payload) {
+    (void)payload;
+    if (strcmp(uf_mutation_new_state(m), "On") != 0) return UF_KEEP;
+    pthread_mutex_lock(&park_lock);
+    parked = 1;
+    pthread_cond_broadcast(&park_cond);
+    while (!released) pthread_cond_wait(&park_cond, &park_lock);
+    pthread_mutex_unlock(&park_lock);
+    /* On the processing thread, uf_dispatch_try queues like uf_dispatch. */
+    uf_action off = UF_ACTION_INIT;
+    off.kind = UF_ACTION_TRANSITION;
+    off.feature = "Busy";
+    off.into = "Off";
+    if (uf_dispatch_try(uf_mutation_dispatcher(m), &off) != UF_QUEUED) problem("uf_dispatch_try inside a callback", "not UF_QUEUED");
+    return UF_KEEP;
+}
+
+static void *hold(void *arg) {
+    int status = uf_submit((uf_dispatcher *)arg, "{\"kind\":\"transition\",\"feature\":\"Busy\",\"into\":\"On\"}");
+    if (status != UF_OK) problem("holder", uf_status_name(status));
+    return NULL;
+}
+
+static int never_runs(uf_context *ctx, void *payload) {
+    (void)ctx;
+    (void)payload;
+    problem("uf_dispatch_try", "ran a via while busy");
+    return 0;
+}
+
+static void dispatch_try_does_not_wait(void) {
+    uf_dispatcher *busy = check_dispatcher(NULL, "{\"feature\":\"Busy\",\"states\":{\"Off\":{},\"On\":{}}}");
+    CHECK_STATUS(uf_submit(busy, "{\"kind\":\"initialize\",\"feature\":\"Busy\",\"into\":\"Off\"}"), UF_OK);
+    CHECK_STATUS(uf_subscribe(busy, NULL, park, NULL, NULL, NULL), UF_OK);
+    pthread_t holder;
+    REQUIRE(pthread_create(&holder, NULL, hold, busy) == 0);
+    pthread_mutex_lock(&park_lock);
+    while (!parked) pthread_cond_wait(&park_cond, &park_lock);
+    pthread_mutex_unlock(&park_lock);
+
+    uf_submit(NULL, "{}"); /* a last error to compare with */
+    int freed = 0;
+    uf_action on = UF_ACTION_INIT;
+    on.kind = UF_ACTION_TRANSITION;
+    on.feature = "Busy";
+    on.into = "On";
+    on.same = 1;
+    CHECK_STATUS(uf_dispatch_try(busy, &on), UF_EBUSY);
+    on.via = never_runs;
+    on.via_payload = &freed;
+    on.via_payload_free = check_count_free;
+    CHECK_STATUS(uf_dispatch_try(busy, &on), UF_EBUSY);
+    CHECK(freed == 1);
+    CHECK_STR(uf_last_error(), "uf_submit: dispatcher is NULL");
+    CHECK_STR(uf_status_name(UF_EBUSY), "UF_EBUSY");
+    CHECK_STR(uf_strerror(UF_EBUSY), "the dispatcher is processing on another thread; nothing was done");
+
+    pthread_mutex_lock(&park_lock);
+    released = 1;
+    pthread_cond_broadcast(&park_cond);
+    pthread_mutex_unlock(&park_lock);
+    REQUIRE(pthread_join(holder, NULL) == 0);
+    /* The holder's cascade ran its queued action: Off again. Now idle, it works. */
+    CHECK_STATE(busy, "{\"Busy\":{\"state\":\"Off\",\"payload\":{}}}");
+    on.via = NULL;
+    on.via_payload_free = NULL;
+    on.same = 0;
+    released = 0;
+    CHECK_STATUS(uf_unsubscribe(busy, 1), UF_OK);
+    CHECK_STATUS(uf_dispatch_try(busy, &on), UF_OK);
+    CHECK_STATE(busy, "{\"Busy\":{\"state\":\"On\",\"payload\":{}}}");
+    uf_dispatcher_free(busy);
+}
+
 int main(void) {
+    dispatch_try_does_not_wait();
     four_threads_flipping_a_toggle_lose_nothing();
     four_threads_incrementing_a_counter_lose_nothing();
     last_errors_are_per_thread();

@@ -43,7 +43,18 @@ private let releasedActionSize = MemoryLayout<uf_action>.size
 
 @c @implementation
 public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?) -> Int32 {
-    guard let action else { return nullArgument("uf_dispatch", "action") }
+    dispatch(d, action, "uf_dispatch", waiting: true)
+}
+
+@c @implementation
+public func uf_dispatch_try(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?) -> Int32 {
+    dispatch(d, action, "uf_dispatch_try", waiting: false)
+}
+
+@inline(__always)
+private func dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?, _ function: StaticString,
+                      waiting: Bool) -> Int32 {
+    guard let action else { return nullArgument(function, "action") }
     let size = Int(action.pointee.size)
     guard size >= releasedActionSize && size <= MemoryLayout<uf_action>.size else {
         // A newer caller's struct still has the via fields where this header puts
@@ -53,7 +64,7 @@ public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?
             let a = action.pointee
             if a.via != nil { a.via_payload_free?(a.via_payload) }
         }
-        return fail(UniFlowError(.invalidArgument, "uf_dispatch: action->size is \(size), expected \(MemoryLayout<uf_action>.size) (sizeof(uf_action))"))
+        return fail(UniFlowError(.invalidArgument, "\(function): action->size is \(size), expected \(MemoryLayout<uf_action>.size) (sizeof(uf_action))"))
     }
     // Copied once: the caller may reuse its struct as soon as we return.
     let a = action.pointee
@@ -61,16 +72,17 @@ public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?
         // Most calls: no via to release, not queued. See Dispatcher+HotPath.swift.
         let status = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(d))._withUnsafeGuaranteedRef { dispatcher -> Int32? in
             guard dispatcher.mayDispatchFast(a) else { return nil }
-            return dispatcher.exclusive { dispatcher.dispatchLocked(a) }
+            if waiting { return dispatcher.exclusive { dispatcher.dispatchLocked(a) } }
+            return dispatcher.exclusiveUnlessBusy { dispatcher.dispatchLocked(a) } ?? Status.busy.rawValue
         }
         if let status { return status }
     }
     let via = a.via.map { ViaCallback(fn: $0, payload: a.via_payload, payloadFree: a.via_payload_free) }
     guard d != nil else {
         via?.release()
-        return nullArgument("uf_dispatch", "dispatcher")
+        return nullArgument(function, "dispatcher")
     }
-    return withDispatcher(d, "uf_dispatch") { (dispatcher) throws(UniFlowError) in
-        try dispatcher.submit(via: via) { () throws(UniFlowError) in try dispatcher.resolve(a) }
+    return withDispatcher(d, function) { (dispatcher) throws(UniFlowError) in
+        try dispatcher.submit(via: via, waiting: waiting) { () throws(UniFlowError) in try dispatcher.resolve(a) }
     }
 }

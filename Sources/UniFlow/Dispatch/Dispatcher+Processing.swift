@@ -6,9 +6,12 @@ extension Dispatcher {
     /// Submits an action: processes it now (and then the queue), or queues it when
     /// called from inside one of this dispatcher's callbacks. `resolve` runs with
     /// the dispatcher to itself; `via` is released exactly once, whatever happens.
-    /// Returns `.ok` or `.queued`; a failure is thrown.
+    /// Returns `.ok` or `.queued`; a failure is thrown. Unless `waiting`, a call
+    /// from another thread while this one is processing does nothing and returns
+    /// `.busy` (`uf_dispatch_try`).
     @inline(__always)
-    func submit(via: ViaCallback?, _ resolve: () throws(UniFlowError) -> ResolvedAction) throws(UniFlowError) -> Status {
+    func submit(via: ViaCallback?, waiting: Bool = true,
+                _ resolve: () throws(UniFlowError) -> ResolvedAction) throws(UniFlowError) -> Status {
         if isProcessingOnCurrentThread {
             var action: ResolvedAction
             do throws(UniFlowError) {
@@ -25,7 +28,7 @@ extension Dispatcher {
             queue.append(action.owned())
             return .queued
         }
-        return try exclusive { () throws(UniFlowError) -> Status in
+        func processNow() throws(UniFlowError) -> Status {
             var action: ResolvedAction
             do throws(UniFlowError) {
                 action = try resolve()
@@ -37,6 +40,10 @@ extension Dispatcher {
             if let failure = process(action) { throw failure }
             return .ok
         }
+        if waiting { return try exclusive(processNow) }
+        if let status = try exclusiveUnlessBusy(processNow) { return status }
+        via?.release()
+        return .busy
     }
 
     /// Processes queued actions in order until none is left, dropping what exceeds

@@ -104,13 +104,28 @@ public final class Dispatcher {
         if isProcessingOnCurrentThread { return try body() }
         pthread_mutex_lock(mutex)
         owner.store(UInt(pthread_self()), ordering: .relaxed)
-        defer {
-            if !queue.isEmpty { drainQueue() }
-            cascade = CascadeState()
-            owner.store(0, ordering: .relaxed)
-            pthread_mutex_unlock(mutex)
-        }
+        defer { leave() }
         return try body()
+    }
+
+    /// `exclusive`, except that when another thread is processing it does not
+    /// wait: it returns nil without running `body` (`uf_dispatch_try`).
+    @inline(__always)
+    func exclusiveUnlessBusy<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R? {
+        if isProcessingOnCurrentThread { return try body() }
+        if pthread_mutex_trylock(mutex) != 0 { return nil }
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        defer { leave() }
+        return try body()
+    }
+
+    /// The end of an exclusive call: what callbacks queued, then the lock.
+    @inline(__always)
+    private func leave() {
+        if !queue.isEmpty { drainQueue() }
+        cascade = CascadeState()
+        owner.store(0, ordering: .relaxed)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Refuses a registration made while `uf_dispatcher_free` releases payloads:
