@@ -233,6 +233,19 @@ def load() -> Tuple[ctypes.CDLL, str]:
         raise LibraryNotFoundError(attempts)
 
 
+def holding_the_gil(name: str) -> Optional[Any]:
+    """The loaded library's function ``name`` called without releasing the GIL
+    (``ctypes.PyDLL``), without argtypes, or None if the library does not export it.
+
+    Only for functions that never wait for another thread: one that did, while that
+    thread needs the GIL for a callback, would deadlock.
+    """
+    lib, path = load()
+    if not hasattr(lib, name):
+        return None
+    return ctypes.PyDLL(path)[name]  # the same handle: dlopen counts references
+
+
 def has(name: str) -> bool:
     """Whether the loaded library exports ``name`` (optional parts of the API)."""
     lib, _ = load()

@@ -19,7 +19,7 @@ from typing import (
 )
 
 from . import _callbacks
-from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, load
+from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, holding_the_gil, load
 from ._callbacks import RELEASE, VIA, Errors
 from .errors import InvalidArgument, Misuse, Status, check
 from .mutation import BindingCall, Mutation
@@ -42,6 +42,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _RESULT = (Status.OK, Status.QUEUED)
 OK = Status.OK
+# uf_dispatch_try's answer when another thread is processing: nothing was done.
+_BUSY = -12
 _INITIALIZE, _ACTUALIZE, _TRANSITION, _DEINITIALIZE, _TRIGGER = 1, 2, 3, 4, 5
 # Prepared actions are cheap to rebuild; the bound only matters for programs that
 # generate names, which would otherwise grow the cache without end.
@@ -242,7 +244,16 @@ class Dispatcher:
         # prepared action. ctypes copies a byref() object's pointer straight into the
         # call; any other ctypes instance (a c_void_p, a pointer()) would first be turned
         # into a fresh argument object, about a tenth of the cost of the whole call.
-        self._dispatch = lib["uf_dispatch"]
+        self._dispatch = self._dispatch_wait = lib["uf_dispatch"]
+        # Better still: uf_dispatch_try, which never waits for another thread, called
+        # without releasing the GIL. Releasing and retaking it around the call and
+        # again around each callback is the largest cost left on the hot path; keeping
+        # it is safe only because this call cannot wait for a thread that may need it
+        # (when another thread is processing, the call answers _BUSY having done
+        # nothing, and the hot path waits through uf_dispatch, GIL released). Not with
+        # a journal, whose writes (fsync with journal_sync) should not hold the GIL.
+        if journal is None:
+            self._dispatch = holding_the_gil("uf_dispatch_try") or self._dispatch_wait
         self._clear_prepared()  # the caches of prepared uf_action structs
         #: thread id -> exception raised by a callback, re-raised by the outermost call
         self._errors: Errors = {}
@@ -419,7 +430,7 @@ class Dispatcher:
             action.via = VIA
             action.via_payload = token
             action.via_payload_free = RELEASE
-        return self._finish(self._dispatch(self._handle_arg, byref(action)))
+        return self._finish(self._dispatch_wait(self._handle_arg, byref(action)))
 
     def initialize(self, feature: str, into: str, payload: Optional[Union[Payload, str]] = None,
                    via: Optional[Via] = None, scope: Optional[str] = None,
@@ -437,6 +448,8 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
+            if rc == _BUSY:  # another thread is processing: wait, GIL released
+                rc = self._dispatch_wait(self._handle_arg, prepared)
             return self._finish(rc)
         return self._dispatch_full(1, feature, None, into, False, 0, payload, via, scope, context, id)
 
@@ -453,6 +466,8 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
+            if rc == _BUSY:  # another thread is processing: wait, GIL released
+                rc = self._dispatch_wait(self._handle_arg, prepared)
             return self._finish(rc)
         return self._dispatch_full(2, feature, None, in_, False, 0, payload, via, scope, context, id)
 
@@ -478,6 +493,8 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
+            if rc == _BUSY:  # another thread is processing: wait, GIL released
+                rc = self._dispatch_wait(self._handle_arg, prepared)
             return self._finish(rc)
         return self._dispatch_full(3, feature, from_, into, same, 0, payload, via, scope, context, id)
 
@@ -498,6 +515,8 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
+            if rc == _BUSY:  # another thread is processing: wait, GIL released
+                rc = self._dispatch_wait(self._handle_arg, prepared)
             return self._finish(rc)
         return self._dispatch_full(4, feature, from_, None, False, 0, None, via, scope, context, id)
 
