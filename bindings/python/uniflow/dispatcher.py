@@ -43,7 +43,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _RESULT = (Status.OK, Status.QUEUED)
 OK = Status.OK
 # uf_dispatch_try's answer when another thread is processing: nothing was done.
-_BUSY = -12
+_BUSY = int(Status.EBUSY)
 _INITIALIZE, _ACTUALIZE, _TRANSITION, _DEINITIALIZE, _TRIGGER = 1, 2, 3, 4, 5
 # Prepared actions are cheap to rebuild; the bound only matters for programs that
 # generate names, which would otherwise grow the cache without end.

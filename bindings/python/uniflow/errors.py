@@ -25,7 +25,7 @@ __all__ = [
 
 
 class Status(IntEnum):
-    """The status codes of ``uniflow.h`` (``UF_OK`` ... ``UF_EIO``)."""
+    """The status codes of ``uniflow.h`` (``UF_OK`` ... ``UF_EBUSY``)."""
 
     OK = 0
     QUEUED = 1
@@ -40,6 +40,9 @@ class Status(IntEnum):
     EMISUSE = -9
     ENOMEM = -10
     EIO = -11
+    #: ``uf_dispatch_try`` only: another thread is processing, nothing was done (the
+    #: package then waits with ``uf_dispatch``; it never raises for it).
+    EBUSY = -12
 
 
 class UniflowError(Exception):
