@@ -66,17 +66,17 @@ private func dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?, 
         }
         return fail(UniFlowError(.invalidArgument, "\(function): action->size is \(size), expected \(MemoryLayout<uf_action>.size) (sizeof(uf_action))"))
     }
-    // Copied once: the caller may reuse its struct as soon as we return.
-    let a = action.pointee
     if let d {
         // Most calls: no via to release, not queued. See Dispatcher+HotPath.swift.
         let status = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(d))._withUnsafeGuaranteedRef { dispatcher -> Int32? in
-            guard dispatcher.mayDispatchFast(a) else { return nil }
-            if waiting { return dispatcher.exclusive { dispatcher.dispatchLocked(a) } }
-            return dispatcher.exclusiveUnlessBusy { dispatcher.dispatchLocked(a) } ?? Status.busy.rawValue
+            guard dispatcher.mayDispatchFast(action) else { return nil }
+            if waiting { return dispatcher.exclusive { dispatcher.dispatchLocked(action) } }
+            return dispatcher.exclusiveUnlessBusy { dispatcher.dispatchLocked(action) } ?? Status.busy.rawValue
         }
         if let status { return status }
     }
+    // Copied once: what is queued outlives the caller's struct.
+    let a = action.pointee
     let via = a.via.map { ViaCallback(fn: $0, payload: a.via_payload, payloadFree: a.via_payload_free) }
     guard d != nil else {
         via?.release()

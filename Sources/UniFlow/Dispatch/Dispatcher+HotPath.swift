@@ -20,18 +20,18 @@ extension Dispatcher {
     /// Whether `uf_dispatch` may try the hot path: no payload, no via, not inside
     /// one of this dispatcher's callbacks (there, actions are queued).
     @inline(__always)
-    func mayDispatchFast(_ a: uf_action) -> Bool {
-        if a.via != nil || a.payload_json != nil { return false }
+    func mayDispatchFast(_ a: UnsafePointer<uf_action>) -> Bool {
+        if a.pointee.via != nil || a.pointee.payload_json != nil { return false }
         return !isProcessingOnCurrentThread
     }
 
     /// `uf_dispatch` with the dispatcher to itself: the hot path when it applies,
     /// otherwise the general one. Returns the status; a failure is recorded.
     @inline(__always)
-    func dispatchLocked(_ a: uf_action) -> Int32 {
+    func dispatchLocked(_ a: UnsafePointer<uf_action>) -> Int32 {
         if dispatchFast(a) { return Status.ok.rawValue }
         do throws(UniFlowError) {
-            let action = try resolve(a)
+            let action = try resolve(a.pointee)
             if let failure = process(action) { return fail(failure) }
             return Status.ok.rawValue
         } catch {
@@ -42,7 +42,9 @@ extension Dispatcher {
     /// Applies the action and notifies the subscribers if it is a hot-path action
     /// whose precondition holds; returns false, having changed nothing, otherwise.
     @inline(__always)
-    private func dispatchFast(_ a: uf_action) -> Bool {
+    private func dispatchFast(_ pointer: UnsafePointer<uf_action>) -> Bool {
+        // Read in place: the caller's struct stays put for the whole call.
+        let a = pointer.pointee
         let kind: ActionKind
         switch a.kind {
         case UF_ACTION_TRANSITION: kind = .transition

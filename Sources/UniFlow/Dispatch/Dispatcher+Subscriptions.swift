@@ -126,45 +126,46 @@ extension Dispatcher {
     /// subscription order: the feature's list and the `AnyMutation` list are
     /// merged by id. Lists are re-read on every step because a callback may
     /// subscribe (which can move them); subscriptions added during the delivery
-    /// have ids at or above `limit` and wait for the next mutation.
+    /// have ids at or above `limit` and wait for the next mutation, so a list
+    /// empty when the delivery starts can be left out.
     @inline(__always)
     func deliver(_ record: inout MutationRecord) {
         let f = Int(record.feature)
-        if hot.features[f].subscribers.count == 0 && hot.anySubscribers.count == 0 { return }
+        let ownAtStart = hot.features[f].subscribers.count
+        let anyAtStart = hot.anySubscribers.count
+        if ownAtStart == 0 && anyAtStart == 0 { return }
         let limit = nextSubscriptionID
-        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
         notifyingDepth += 1
-        var i = 0
-        var j = 0
         withUnsafeMutablePointer(to: &record) { recordPointer in
-            while true {
-                let own = hot.features[f].subscribers
-                let any = hot.anySubscribers
-                let index: Int32
-                if i < own.count && (j >= any.count || hot.subscriptions[Int(own[i])].id < hot.subscriptions[Int(any[j])].id) {
-                    index = own[i]
+            if anyAtStart == 0 {
+                var i = 0
+                while i < hot.features[f].subscribers.count {
+                    notify(hot.features[f].subscribers[i], recordPointer, limit: limit)
                     i += 1
-                } else if j < any.count {
-                    index = any[j]
-                    j += 1
-                } else {
-                    break
                 }
-                let slot = hot.subscriptions[Int(index)]
-                guard slot.alive, slot.id < limit, slot.kinds & kindBit != 0,
-                      slot.oldState < 0 || slot.oldState == recordPointer.pointee.oldState,
-                      slot.newState < 0 || slot.newState == recordPointer.pointee.newState,
-                      let fn = slot.fn else { continue }
-                recordPointer.pointee.subscriptionID = slot.id
-                hot.subscriptions.pointer(Int(index)).pointee.running = true
-                let result = fn(OpaquePointer(recordPointer), slot.payload)
-                let after = hot.subscriptions.pointer(Int(index))
-                after.pointee.running = false
-                if !after.pointee.alive {
-                    // Ended from inside its own callback: release it now that it returned.
-                    releasePayload(ofSubscription: index)
-                } else if result == UF_STOP {
-                    end(subscription: index)
+            } else if ownAtStart == 0 {
+                var j = 0
+                while j < hot.anySubscribers.count {
+                    notify(hot.anySubscribers[j], recordPointer, limit: limit)
+                    j += 1
+                }
+            } else {
+                var i = 0
+                var j = 0
+                while true {
+                    let own = hot.features[f].subscribers
+                    let any = hot.anySubscribers
+                    let index: Int32
+                    if i < own.count && (j >= any.count || hot.subscriptions[Int(own[i])].id < hot.subscriptions[Int(any[j])].id) {
+                        index = own[i]
+                        i += 1
+                    } else if j < any.count {
+                        index = any[j]
+                        j += 1
+                    } else {
+                        break
+                    }
+                    notify(index, recordPointer, limit: limit)
                 }
             }
         }
@@ -173,6 +174,29 @@ extension Dispatcher {
             let removals = pendingRemovals
             pendingRemovals.removeAll()
             for index in removals { removeFromList(index) }
+        }
+    }
+
+    /// Calls one subscription if it is alive, older than the delivery and its
+    /// filter matches; ends it if it asks to be ended.
+    @inline(__always)
+    private func notify(_ index: Int32, _ record: UnsafeMutablePointer<MutationRecord>, limit: UInt64) {
+        let slot = hot.subscriptions[Int(index)]
+        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.pointee.kind)
+        guard slot.alive, slot.id < limit, slot.kinds & kindBit != 0,
+              slot.oldState < 0 || slot.oldState == record.pointee.oldState,
+              slot.newState < 0 || slot.newState == record.pointee.newState,
+              let fn = slot.fn else { return }
+        record.pointee.subscriptionID = slot.id
+        hot.subscriptions.pointer(Int(index)).pointee.running = true
+        let result = fn(OpaquePointer(record), slot.payload)
+        let after = hot.subscriptions.pointer(Int(index))
+        after.pointee.running = false
+        if !after.pointee.alive {
+            // Ended from inside its own callback: release it now that it returned.
+            releasePayload(ofSubscription: index)
+        } else if result == UF_STOP {
+            end(subscription: index)
         }
     }
 }
