@@ -58,3 +58,49 @@ import Testing
         #expect(try JSONParser.parse("[9007199254740993, -5, 1.5, 1e20]").jsonText == "[9007199254740993,-5,1.5,1e+20]")
     }
 }
+
+@Suite struct JSONObjects {
+    /// Objects past 16 keys are indexed; both kinds must behave the same.
+    @Test(arguments: [5, 16, 17, 2_000])
+    func lookupsInsertsAndRemovalsKeepOrderAtAnySize(count: Int) {
+        var object = JSONObject((0..<count).map { (key: "k\($0)", value: JSONValue.int(Int64($0))) })
+        #expect(object["k0"] == .int(0))
+        #expect(object["k\(count - 1)"] == .int(Int64(count - 1)))
+        #expect(object["nope"] == nil)
+        object["k1"] = "one"
+        object["new"] = true
+        #expect(object.count == count + 1)
+        #expect(object.keys.last == "new")
+        #expect(object["k1"] == "one")
+        object["k0"] = nil
+        #expect(object["k0"] == nil)
+        #expect(object["k2"] == .int(2))
+        #expect(object["new"] == true)
+        #expect(object.keys.first == "k1")
+        #expect(object.count == count)
+        // Grown one key at a time past the threshold.
+        var grown = JSONObject()
+        for i in 0..<count { grown["g\(i)"] = .int(Int64(i)) }
+        for i in stride(from: 0, to: count, by: 7) { #expect(grown["g\(i)"] == .int(Int64(i))) }
+        #expect(grown.keys == (0..<count).map { "g\($0)" })
+    }
+
+    @Test func aRepeatedKeyFindsItsFirstEntry() {
+        for count in [3, 40] {
+            let entries = [(key: "dup", value: JSONValue.int(1))]
+                + (0..<count).map { (key: "k\($0)", value: JSONValue.null) } + [(key: "dup", value: JSONValue.int(2))]
+            #expect(JSONObject(entries)["dup"] == .int(1))
+        }
+    }
+
+    @Test func equalityIgnoresKeyOrderAtAnySize() {
+        for count in [4, 100] {
+            let forward = JSONObject((0..<count).map { (key: "k\($0)", value: JSONValue.int(Int64($0))) })
+            let backward = JSONObject((0..<count).reversed().map { (key: "k\($0)", value: JSONValue.int(Int64($0))) })
+            #expect(forward == backward)
+            var changed = backward
+            changed["k1"] = .int(-1)
+            #expect(forward != changed)
+        }
+    }
+}

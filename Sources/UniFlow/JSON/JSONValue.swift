@@ -68,28 +68,71 @@ public enum JSONValue: Equatable, Sendable {
     }
 }
 
-/// A JSON object with its keys in order. Lookups are linear: the objects the core
-/// handles (payloads, definitions, actions) are small, and order matters more.
+/// A JSON object with its keys in order.
+///
+/// Most objects the core handles (payloads, actions, a state's entry in a model)
+/// have a handful of keys: those are looked up by a linear scan, which allocates
+/// nothing and beats hashing. An object with more than `indexThreshold` keys also
+/// keeps an index from key to position, so that checking a payload of 300,000
+/// fields, or building a model of 100,000 features, stays linear.
 public struct JSONObject: Equatable, Sendable, Sequence {
     public private(set) var entries: [(key: String, value: JSONValue)]
+    /// Key to the position of its first entry; nil while the object is small.
+    private var index: [String: Int]?
+
+    /// Objects with more keys than this are indexed.
+    static let indexThreshold = 16
 
     public init() { entries = [] }
 
-    public init(_ entries: [(key: String, value: JSONValue)]) { self.entries = entries }
+    /// When a key occurs twice, lookups find its first entry.
+    public init(_ entries: [(key: String, value: JSONValue)]) {
+        self.entries = entries
+        if entries.count > JSONObject.indexThreshold { buildIndex() }
+    }
 
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
     public var keys: [String] { entries.map(\.key) }
 
+    /// The position of the key's first entry.
+    func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        return entries.firstIndex(where: { $0.key == key })
+    }
+
     public subscript(key: String) -> JSONValue? {
-        get { entries.first(where: { $0.key == key })?.value }
+        get { position(of: key).map { entries[$0].value } }
         set {
-            if let i = entries.firstIndex(where: { $0.key == key }) {
-                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            if let i = position(of: key) {
+                if let newValue {
+                    entries[i].value = newValue
+                } else {
+                    entries.remove(at: i)
+                    // Later positions moved; removing is linear anyway.
+                    if index != nil { buildIndex() }
+                }
             } else if let newValue {
                 entries.append((key, newValue))
+                if index != nil {
+                    index![key] = entries.count - 1
+                } else if entries.count > JSONObject.indexThreshold {
+                    buildIndex()
+                }
             }
         }
+    }
+
+    private mutating func buildIndex() {
+        guard entries.count > JSONObject.indexThreshold else {
+            index = nil
+            return
+        }
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(entries.count)
+        // Backwards, so that a repeated key ends up at its first entry.
+        for i in entries.indices.reversed() { positions[entries[i].key] = i }
+        index = positions
     }
 
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
