@@ -217,4 +217,41 @@ private func expectRefused(_ text: String, _ message: String, status: Status = .
              {"feature": "A", "states": {"T": {}}}]
             """#, "features[2]: feature 'A' is already defined at features[0]", status: .exists)
     }
+
+    // MARK: Large definitions (hashed lookups: no scan per name)
+
+    /// `count` states S0..S(count-1); `initial` and `transitions` as given.
+    private static func tall(_ count: Int, _ members: String) -> String {
+        let states = (0..<count).map { #""S\#($0)": {}"# }.joined(separator: ",")
+        return #"{"feature": "Tall", "states": {\#(states)}\#(members)}"#
+    }
+
+    @Test func manyStatesResolveTheirInitialAndTransitionLists() throws {
+        let count = 2_000
+        let all = (0..<count).map { #""S\#($0)""# }.joined(separator: ",")
+        let transitions = (0..<count).map { #""S\#($0)": ["S\#(($0 + 1) % count)", "S\#($0)"]"# }.joined(separator: ",")
+        let definition = try #require(try parse(Self.tall(count, #", "initial": [\#(all)], "transitions": {\#(transitions)}"#)).first)
+        #expect(definition.initial == Set(0..<count))
+        #expect(definition.transitions?.count == count)
+        #expect(definition.transitions?[count - 1] == [0, count - 1])
+        #expect(definition.allowsTransition(from: 41, into: 42))
+        #expect(!definition.allowsTransition(from: 42, into: 41))
+    }
+
+    @Test func manyStatesStillReportTheFirstBadName() throws {
+        try expectRefused(Self.tall(100, #", "initial": ["S99", "S0", "S5", "S0"]"#),
+                          "features[0].initial[3]: duplicate state 'S0'")
+        try expectRefused(Self.tall(100, #", "initial": ["S99", "S100"]"#), "features[0].initial[1]: unknown state 'S100'")
+        try expectRefused(Self.tall(100, #", "transitions": {"S3": ["S4"], "S100": []}"#),
+                          "features[0].transitions: unknown state 'S100'")
+        try expectRefused(Self.tall(100, #", "transitions": {"S3": ["S4", "s5"]}"#),
+                          "features[0].transitions.S3[1]: unknown state 's5'")
+    }
+
+    @Test func manyFeaturesInOneCallAreCheckedForDuplicates() throws {
+        let features = (0..<3_000).map { #"{"feature": "F\#($0)", "states": {"A": {}}}"# }
+        #expect(try parse("[" + features.joined(separator: ",") + "]").map(\.name) == (0..<3_000).map { "F\($0)" })
+        try expectRefused("[" + (features + [#"{"feature": "F1234", "states": {"B": {}}}"#]).joined(separator: ",") + "]",
+                          "features[3000]: feature 'F1234' is already defined at features[1234]", status: .exists)
+    }
 }

@@ -14,9 +14,11 @@ public enum DefinitionParser {
         let items = try definitionList(json)
         var definitions: [FeatureDefinition] = []
         definitions.reserveCapacity(items.count)
+        // One call may define hundreds of thousands of features: no scan per feature.
+        var positions: [String: Int] = [:]
         for (i, item) in items.enumerated() {
             let definition = try parseFeature(item, path: "features[\(i)]")
-            if let first = definitions.firstIndex(where: { $0.name == definition.name }) {
+            if let first = positions.updateValue(i, forKey: definition.name) {
                 throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already defined at features[\(first)]")
             }
             definitions.append(definition)
@@ -73,15 +75,17 @@ public enum DefinitionParser {
         let states = try parseStates(try required("states", in: object, at: path), at: "\(path).states")
 
         var initial: Set<Int>?
-        if let value = object["initial"] {
-            let list = try stateList(value, states: states, at: "\(path).initial")
-            guard !list.isEmpty else { throw UniFlowError(.schema, "\(path).initial: must not be empty") }
-            initial = Set(list)
-        }
-
         var transitions: [Set<Int>]?
-        if let value = object["transitions"] {
-            transitions = try parseTransitions(value, states: states, at: "\(path).transitions")
+        if object["initial"] != nil || object["transitions"] != nil {
+            let names = StateNames(states)
+            if let value = object["initial"] {
+                let list = try stateList(value, states: names, at: "\(path).initial")
+                guard !list.isEmpty else { throw UniFlowError(.schema, "\(path).initial: must not be empty") }
+                initial = list
+            }
+            if let value = object["transitions"] {
+                transitions = try parseTransitions(value, states: names, count: states.count, at: "\(path).transitions")
+            }
         }
 
         var bindings: [JSONValue] = []
@@ -167,31 +171,55 @@ public enum DefinitionParser {
 
     // MARK: initial and transitions
 
+    /// A feature's state names to their indices. Small features are scanned (no
+    /// hashing); one with hundreds of thousands of states, each listed in
+    /// `transitions`, must not be scanned once per name.
+    private struct StateNames {
+        private let states: [StateDefinition]
+        private let positions: [String: Int]?
+
+        init(_ states: [StateDefinition]) {
+            self.states = states
+            if states.count > 16 {
+                var positions: [String: Int] = [:]
+                positions.reserveCapacity(states.count)
+                for (i, state) in states.enumerated() { positions[state.name] = i }
+                self.positions = positions
+            } else {
+                positions = nil
+            }
+        }
+
+        func index(of name: String) -> Int? {
+            if let positions { return positions[name] }
+            return states.firstIndex(where: { $0.name == name })
+        }
+    }
+
     /// State indices named by an array of state names, each known and named once.
-    private static func stateList(_ json: JSONValue, states: [StateDefinition], at path: String) throws(UniFlowError) -> [Int] {
+    private static func stateList(_ json: JSONValue, states: StateNames, at path: String) throws(UniFlowError) -> Set<Int> {
         guard case .array(let items) = json else { throw expected("array", got: json, at: path) }
-        var indices: [Int] = []
+        var indices = Set<Int>(minimumCapacity: items.count)
         for (i, item) in items.enumerated() {
             guard case .string(let stateName) = item else { throw expected("string", got: item, at: "\(path)[\(i)]") }
-            guard let index = states.firstIndex(where: { $0.name == stateName }) else {
+            guard let index = states.index(of: stateName) else {
                 throw UniFlowError(.schema, "\(path)[\(i)]: unknown state '\(stateName)'")
             }
-            guard !indices.contains(index) else {
+            guard indices.insert(index).inserted else {
                 throw UniFlowError(.schema, "\(path)[\(i)]: duplicate state '\(stateName)'")
             }
-            indices.append(index)
         }
         return indices
     }
 
     /// One set of target indices per state; a state the object does not list has none.
-    private static func parseTransitions(_ json: JSONValue, states: [StateDefinition], at path: String) throws(UniFlowError) -> [Set<Int>] {
-        var transitions = Array(repeating: Set<Int>(), count: states.count)
+    private static func parseTransitions(_ json: JSONValue, states: StateNames, count: Int, at path: String) throws(UniFlowError) -> [Set<Int>] {
+        var transitions = Array(repeating: Set<Int>(), count: count)
         for (from, targets) in try objectValue(json, at: path) {
-            guard let index = states.firstIndex(where: { $0.name == from }) else {
+            guard let index = states.index(of: from) else {
                 throw UniFlowError(.schema, "\(path): unknown state '\(from)'")
             }
-            transitions[index] = Set(try stateList(targets, states: states, at: "\(path).\(from)"))
+            transitions[index] = try stateList(targets, states: states, at: "\(path).\(from)")
         }
         return transitions
     }
