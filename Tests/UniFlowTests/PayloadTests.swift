@@ -114,4 +114,46 @@ private func expectRefused(_ state: String, _ payload: String?, _ message: Strin
             #expect(type.storedValue(for: .null) == nil)
         }
     }
+
+    // MARK: Large payloads (one lookup per field, hashed beyond 16 keys)
+
+    /// A state with fields f0..f(count-1): even ones required integers, odd ones
+    /// optional strings, every tenth one with a default.
+    private static func wide(_ count: Int) -> StateDefinition {
+        StateDefinition(name: "W", fields: (0..<count).map { i in
+            if i % 10 == 0 { return FieldDefinition(name: "f\(i)", type: .integer, defaultValue: .int(Int64(-i))) }
+            return i % 2 == 0 ? FieldDefinition(name: "f\(i)", type: .integer) : FieldDefinition(name: "f\(i)", type: .string, optional: true)
+        })
+    }
+
+    private static func wideText(_ fields: some Sequence<Int>) -> String {
+        "{" + fields.map { $0 % 2 == 0 ? #""f\#($0)": \#($0)"# : #""f\#($0)": "s\#($0)""# }.joined(separator: ",") + "}"
+    }
+
+    @Test(arguments: [false, true])
+    func aLargePayloadInAnyOrderIsStoredInDeclarationOrder(reversed: Bool) throws {
+        let count = 3_000
+        let state = Self.wide(count)
+        let given = (0..<count).filter { $0 % 10 != 0 && $0 % 4 != 1 }
+        let text = Self.wideText(reversed ? given.reversed() : given)
+        let stored = try state.checkPayload(try #require(try JSONParser.parse(text).objectValue), feature: "F")
+        let expected = (0..<count).filter { $0 % 4 != 1 }.map { i -> String in
+            i % 10 == 0 ? #""f\#(i)":\#(-i)"# : i % 2 == 0 ? #""f\#(i)":\#(i)"# : #""f\#(i)":"s\#(i)""#
+        }
+        #expect(JSONValue.object(stored).jsonText == "{" + expected.joined(separator: ",") + "}")
+    }
+
+    @Test func aLargePayloadReportsItsFirstUnknownKeyBeforeAnythingElse() throws {
+        let state = Self.wide(100)
+        // f2 (required) missing, f4 of the wrong type, two unknown keys: the first unknown one wins.
+        let text = #"{"f4": "x", "g1": 1, "f6": 6, "g0": 0}"#
+        #expect(throws: UniFlowError(.schema, "F.W.g1: unknown field")) {
+            try state.checkPayload(try #require(try JSONParser.parse(text).objectValue), feature: "F")
+        }
+        let known = Self.wideText((0..<100).filter { $0 % 10 != 0 && $0 != 2 })
+        #expect(throws: UniFlowError(.schema, "F.W.f2: required field missing")) {
+            try state.checkPayload(try #require(try JSONParser.parse(known).objectValue), feature: "F")
+        }
+    }
 }
+

@@ -1,3 +1,6 @@
+import CJansson
+import Glibc
+
 extension FieldType {
     /// The value as a field of this type stores it, or nil when the value does not
     /// fit the type. Integers are stored as `.int` however they were spelled (`3.0`),
@@ -55,30 +58,139 @@ extension StateDefinition {
     /// required field missing, a value not of its field's type (`null` included,
     /// unless the field is `any`: an optional field is left out, not `null`).
     public func checkPayload(_ payload: JSONObject?, feature: String) throws(UniFlowError) -> JSONObject {
-        let given = payload ?? JSONObject()
-        // Unknown fields first: a misspelled field would otherwise be reported as
-        // the real one missing, which hides the typo.
-        for (key, _) in given where !fields.contains(where: { $0.name == key }) {
-            throw UniFlowError(.schema, "\(feature).\(name).\(key): unknown field")
-        }
+        try check(ObjectPayload(object: payload ?? JSONObject()), feature: feature)
+    }
+
+    /// The same check for a payload object still in jansson's tree (an action's
+    /// `payload`), so that only the values of declared fields are ever converted.
+    /// `depth` is the JSON level of the payload object (the action is level 1).
+    func checkPayload(jansson payload: UnsafeMutablePointer<json_t>, depth: Int,
+                      feature: String) throws(UniFlowError) -> JSONObject {
+        try check(JanssonPayload(object: payload, depth: depth), feature: feature)
+    }
+
+    /// Walks the fields in declaration order and asks the payload for each: a
+    /// payload written in that order is read in one pass, without a lookup by name
+    /// (see `GivenPayload`). The given keys are walked again only when one of them
+    /// is not a field, to name it. Linear in fields plus keys whatever their number
+    /// (lookups in a large `JSONObject` and in jansson's objects are hashed).
+    private func check<Given: GivenPayload>(_ given: consuming Given, feature: String) throws(UniFlowError) -> JSONObject {
         var stored: [(key: String, value: JSONValue)] = []
         stored.reserveCapacity(fields.count)
-        for field in fields {
-            if let value = given[field.name] {
-                guard let storedValue = field.type.storedValue(for: value) else {
-                    var message = field.type.mismatch(value)
-                    if field.optional && value == .null {
-                        message += " (leave an optional field out instead)"
-                    }
-                    throw UniFlowError(.schema, "\(feature).\(name).\(field.name): \(message)")
+        var found = 0
+        // The first failure in field order, thrown only once no key is unknown: a
+        // misspelled field would otherwise be reported as the real one missing,
+        // which hides the typo.
+        var failure: UniFlowError?
+        for i in fields.indices {
+            if let value = try given.next(fields[i].name) {
+                found += 1
+                guard failure == nil else { continue }
+                if let storedValue = fields[i].type.storedValue(for: value) {
+                    stored.append((fields[i].name, storedValue))
+                } else {
+                    failure = mismatch(fields[i], value, feature: feature)
                 }
-                stored.append((field.name, storedValue))
-            } else if let defaultValue = field.defaultValue {
-                stored.append((field.name, defaultValue))
-            } else if !field.optional {
-                throw UniFlowError(.schema, "\(feature).\(name).\(field.name): required field missing")
+            } else if let defaultValue = fields[i].defaultValue {
+                if failure == nil { stored.append((fields[i].name, defaultValue)) }
+            } else if !fields[i].optional && failure == nil {
+                failure = UniFlowError(.schema, "\(feature).\(name).\(fields[i].name): required field missing")
             }
         }
+        if found < given.count, let key = firstUnknownKey(in: given) {
+            throw UniFlowError(.schema, "\(feature).\(name).\(key): unknown field")
+        }
+        if let failure { throw failure }
         return JSONObject(stored)
+    }
+
+    private func mismatch(_ field: FieldDefinition, _ value: JSONValue, feature: String) -> UniFlowError {
+        var message = field.type.mismatch(value)
+        if field.optional && value == .null {
+            message += " (leave an optional field out instead)"
+        }
+        return UniFlowError(.schema, "\(feature).\(name).\(field.name): \(message)")
+    }
+
+    /// The first given key (in the payload's order) that names no field.
+    private func firstUnknownKey<Given: GivenPayload>(in given: Given) -> String? {
+        if fields.count <= 16 {
+            return given.firstKey { key in !fields.contains(where: { $0.name == key }) }
+        }
+        let names = Set(fields.map(\.name))
+        return given.firstKey { !names.contains($0) }
+    }
+}
+
+/// What a payload check reads from the payload it was given, wherever it lives.
+/// The check asks for every field once, in declaration order: a reader keeps a
+/// cursor on its keys, so that a payload written in that order (the usual case)
+/// is matched key by key, and looks a field up by name only when the key under
+/// the cursor is another one.
+private protocol GivenPayload {
+    /// How many keys the payload has.
+    var count: Int { get }
+    /// The value given for the next field, or nil.
+    mutating func next(_ field: String) throws(UniFlowError) -> JSONValue?
+    /// The first key, in the payload's order, for which `predicate` holds.
+    func firstKey(where predicate: (String) -> Bool) -> String?
+}
+
+private struct ObjectPayload: GivenPayload {
+    let object: JSONObject
+    var cursor = 0
+
+    var count: Int { object.count }
+
+    mutating func next(_ field: String) -> JSONValue? {
+        if cursor < object.entries.count && object.entries[cursor].key == field {
+            cursor += 1
+            return object.entries[cursor - 1].value
+        }
+        return object[field]
+    }
+
+    func firstKey(where predicate: (String) -> Bool) -> String? {
+        object.entries.first(where: { predicate($0.key) })?.key
+    }
+}
+
+/// A payload object in jansson's tree. Keys cannot hold NUL (jansson refuses them).
+private struct JanssonPayload: GivenPayload {
+    let object: UnsafeMutablePointer<json_t>
+    let depth: Int
+    var cursor: UnsafeMutableRawPointer?
+
+    init(object: UnsafeMutablePointer<json_t>, depth: Int) {
+        self.object = object
+        self.depth = depth
+        cursor = json_object_iter(object)
+    }
+
+    var count: Int { json_object_size(object) }
+
+    mutating func next(_ field: String) throws(UniFlowError) -> JSONValue? {
+        var field = field
+        let found = field.withUTF8 { (name) -> UnsafeMutablePointer<json_t>? in
+            let bytes = UnsafeRawPointer(name.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
+            if let it = cursor, json_object_iter_key_len(it) == name.count,
+               memcmp(json_object_iter_key(it), bytes, name.count) == 0 {
+                cursor = json_object_iter_next(object, it)
+                return json_object_iter_value(it)
+            }
+            return json_object_getn(object, bytes, name.count)
+        }
+        guard let found else { return nil }
+        return try JSONParser.value(of: found, depth: depth + 1)
+    }
+
+    func firstKey(where predicate: (String) -> Bool) -> String? {
+        var iter = json_object_iter(object)
+        while let it = iter {
+            let key = String(cString: json_object_iter_key(it))
+            if predicate(key) { return key }
+            iter = json_object_iter_next(object, it)
+        }
+        return nil
     }
 }

@@ -22,6 +22,42 @@ public enum JSONParser {
     }
 
     static func parse(_ bytes: UnsafeRawPointer, length: Int) throws(UniFlowError) -> JSONValue {
+        let root = try load(bytes, length: length)
+        defer { json_decref(root) }
+        return try convert(root, depth: 1)
+    }
+
+    /// Parses NUL-terminated text into jansson's tree and lends it to `body`; the
+    /// tree is freed when `body` returns. The same checks as `parse`, the depth
+    /// limit included (over the whole tree, before `body` runs), but nothing is
+    /// converted: `body` reads what it needs straight from the tree.
+    static func withTree<R>(_ text: UnsafePointer<CChar>,
+                            _ body: (UnsafeMutablePointer<json_t>) throws(UniFlowError) -> R) throws(UniFlowError) -> R {
+        let root = try load(UnsafeRawPointer(text), length: strlen(text))
+        defer { json_decref(root) }
+        try checkDepth(root, depth: 1)
+        return try body(root)
+    }
+
+    /// A value of a tree from `withTree`, converted; `depth` is its level there.
+    static func value(of json: UnsafeMutablePointer<json_t>, depth: Int) throws(UniFlowError) -> JSONValue {
+        try convert(json, depth: depth)
+    }
+
+    /// The JSON type of a value for messages, as `JSONValue.jsonTypeName` names it
+    /// (every number is a `number`).
+    static func typeName(of json: UnsafeMutablePointer<json_t>) -> String {
+        switch json.pointee.type {
+        case JSON_OBJECT: "object"
+        case JSON_ARRAY: "array"
+        case JSON_STRING: "string"
+        case JSON_INTEGER, JSON_REAL: "number"
+        case JSON_TRUE, JSON_FALSE: "boolean"
+        default: "null"
+        }
+    }
+
+    private static func load(_ bytes: UnsafeRawPointer, length: Int) throws(UniFlowError) -> UnsafeMutablePointer<json_t> {
         if length == 0 { throw UniFlowError(.invalidJSON, "line 1, column 0: empty text is not JSON") }
         var error = json_error_t()
         // JSON_ALLOW_NUL keeps "\u0000" valid JSON; names that contain it fail their own checks.
@@ -29,8 +65,35 @@ public enum JSONParser {
         guard let root = json_loadb(bytes.assumingMemoryBound(to: CChar.self), length, Int(flags), &error) else {
             throw UniFlowError(.invalidJSON, message(of: error))
         }
-        defer { json_decref(root) }
-        return try convert(root, depth: 1)
+        return root
+    }
+
+    /// Throws what `convert` would for a container nested too deep, without
+    /// converting anything. Recursion is bounded by jansson's own depth limit.
+    private static func checkDepth(_ value: UnsafeMutablePointer<json_t>, depth: Int) throws(UniFlowError) {
+        switch value.pointee.type {
+        case JSON_ARRAY:
+            guard depth <= maxDepth else { throw tooDeep() }
+            for i in 0..<json_array_size(value) {
+                let item = json_array_get(value, i)!
+                if isContainer(item) { try checkDepth(item, depth: depth + 1) }
+            }
+        case JSON_OBJECT:
+            guard depth <= maxDepth else { throw tooDeep() }
+            var iter = json_object_iter(value)
+            while let it = iter {
+                let item = json_object_iter_value(it)!
+                if isContainer(item) { try checkDepth(item, depth: depth + 1) }
+                iter = json_object_iter_next(value, it)
+            }
+        default:
+            break
+        }
+    }
+
+    @inline(__always)
+    private static func isContainer(_ value: UnsafeMutablePointer<json_t>) -> Bool {
+        value.pointee.type == JSON_OBJECT || value.pointee.type == JSON_ARRAY
     }
 
     private static func message(of error: json_error_t) -> String {
