@@ -72,31 +72,11 @@ extension ActionRequest {
 
     // MARK: Keys
 
-    /// Keys every kind may carry.
-    private static let commonKeys = ["kind", "feature", "scope", "context", "id"]
-
-    /// Keys only some kinds may carry; with `commonKeys`, every key an action knows.
-    private static let kindKeys = ["into", "in", "from", "same", "payload", "initialized", "submit"]
-
-    private static func allowedKeys(_ kind: ActionKind) -> [String] {
-        switch kind {
-        case .initialize: ["into", "payload"]
-        case .actualize: ["in", "payload"]
-        case .transition: ["into", "from", "same", "payload"]
-        case .deinitialize: ["from"]
-        case .trigger: ["in", "initialized", "submit"]
-        }
-    }
-
     /// Tells a typo (`form`) from a real key on the wrong kind (`from` on an
     /// initialize): both are errors, but they need different fixes.
     private static func checkKeys(_ object: JSONObject, kind: ActionKind) throws(UniFlowError) {
-        let allowed = allowedKeys(kind)
-        for (key, _) in object where !commonKeys.contains(key) && !allowed.contains(key) {
-            if kindKeys.contains(key) {
-                throw UniFlowError(.schema, "action: '\(key)' cannot be used with kind '\(kind.rawValue)'")
-            }
-            throw UniFlowError(.schema, "action: unknown key '\(key)'")
+        for (key, _) in object {
+            if let error = ActionKey.refusal(ActionKey(key), named: key, kind: kind) { throw error }
         }
     }
 
@@ -128,5 +108,55 @@ extension ActionRequest {
 
     private static func expected(_ type: String, got value: JSONValue, key: String) -> UniFlowError {
         UniFlowError(.schema, "action.\(key): expected \(type), got \(value.jsonTypeName)")
+    }
+}
+
+/// The keys an action may have (SPEC section 3), shared by both decoders.
+enum ActionKey: Int {
+    case kind, feature, scope, context, id, into, `in`, from, same, payload, initialized, submit
+
+    /// The key of that name, or nil for a key no action knows.
+    init?(_ name: String) {
+        switch name {
+        case "kind": self = .kind
+        case "feature": self = .feature
+        case "scope": self = .scope
+        case "context": self = .context
+        case "id": self = .id
+        case "into": self = .into
+        case "in": self = .in
+        case "from": self = .from
+        case "same": self = .same
+        case "payload": self = .payload
+        case "initialized": self = .initialized
+        case "submit": self = .submit
+        default: return nil
+        }
+    }
+
+    /// The key's bit in a set of keys.
+    var bit: UInt16 { 1 << UInt16(rawValue) }
+
+    /// Keys every kind may carry.
+    static let common: UInt16 = ActionKey.kind.bit | ActionKey.feature.bit | ActionKey.scope.bit
+        | ActionKey.context.bit | ActionKey.id.bit
+
+    /// Every key an action of that kind may carry.
+    static func allowed(_ kind: ActionKind) -> UInt16 {
+        switch kind {
+        case .initialize: common | ActionKey.into.bit | ActionKey.payload.bit
+        case .actualize: common | ActionKey.in.bit | ActionKey.payload.bit
+        case .transition: common | ActionKey.into.bit | ActionKey.from.bit | ActionKey.same.bit | ActionKey.payload.bit
+        case .deinitialize: common | ActionKey.from.bit
+        case .trigger: common | ActionKey.in.bit | ActionKey.initialized.bit | ActionKey.submit.bit
+        }
+    }
+
+    /// Why the key `name` (`key` when the action knows it) is refused on an action of
+    /// that kind, or nil when it is allowed.
+    static func refusal(_ key: ActionKey?, named name: @autoclosure () -> String, kind: ActionKind) -> UniFlowError? {
+        guard let key else { return UniFlowError(.schema, "action: unknown key '\(name())'") }
+        if allowed(kind) & key.bit != 0 { return nil }
+        return UniFlowError(.schema, "action: '\(name())' cannot be used with kind '\(kind.rawValue)'")
     }
 }

@@ -24,15 +24,21 @@ private func submitJSON(_ d: OpaquePointer?, _ function: StaticString, _ text: U
         return d == nil ? nullArgument(function, "dispatcher") : nullArgument(function, "action_json")
     }
     return withDispatcher(d, function) { (dispatcher) throws(UniFlowError) in
-        let request: ActionRequest
+        // The action is read straight from jansson's tree, which lives until the
+        // action is processed or queued (see BorrowedAction).
+        var submitted = false
         do throws(UniFlowError) {
-            request = try ActionRequest.decode(try JSONParser.parse(text))
+            return try JSONParser.withTree(text) { (root) throws(UniFlowError) in
+                let request = try BorrowedAction.decode(root)
+                submitted = true
+                return try dispatcher.submit(via: via) { () throws(UniFlowError) in
+                    try dispatcher.resolve(request, hasVia: via != nil)
+                }
+            }
         } catch {
-            via?.release()
+            // Once submitted, `submit` has released the via whatever happened.
+            if !submitted { via?.release() }
             throw error
-        }
-        return try dispatcher.submit(via: via) { () throws(UniFlowError) in
-            try dispatcher.resolve(request, hasVia: via != nil)
         }
     }
 }

@@ -45,6 +45,50 @@ extension Dispatcher {
         return action
     }
 
+    /// Resolves an action decoded straight from jansson's tree (`uf_submit`), the
+    /// same way as a decoded `ActionRequest` but without a `String`: names are
+    /// looked up from their C bytes, and only the payload's declared fields are
+    /// converted. Scope, context and id stay borrowed from the tree (which outlives
+    /// the call; queued actions copy them); `submit` actions own theirs.
+    func resolve(_ request: BorrowedAction, hasVia: Bool) throws(UniFlowError) -> ResolvedAction {
+        if hasVia && request.payload != nil {
+            throw UniFlowError(.invalidArgument, "action has both a JSON payload and a via callback")
+        }
+        let feature = request.feature.cName.map { hot.findFeature($0) } ?? -1
+        if feature < 0 { throw UniFlowError(.notFound, "unknown feature '\(request.feature.string)'") }
+        func state(_ name: BorrowedString) throws(UniFlowError) -> Int32 {
+            let index = name.cName.map { hot.findState($0, of: feature) } ?? -1
+            if index < 0 { throw UniFlowError(.notFound, "unknown state '\(name.string)' of feature \(featureName(feature))") }
+            return index
+        }
+        var action = ResolvedAction(kind: request.kind, feature: feature)
+        if let from = request.from { action.from = try state(from) }
+        if let into = request.into { action.into = try state(into) }
+        action.same = request.same
+        action.uninitialized = request.uninitialized
+        action.scope = request.scope
+        action.context = request.context
+        action.id = request.id
+        let payload: JSONObject?
+        if let given = request.payload, action.entersState {
+            // One expression, so that the definition is borrowed, not copied.
+            payload = try definitions[Int(feature)].states[Int(action.into)]
+                .checkPayload(jansson: given, depth: request.depth + 1, feature: definitions[Int(feature)].name)
+        } else {
+            payload = try checkedPayload(nil, for: action, hasVia: hasVia)
+        }
+        var submit: [ResolvedAction] = []
+        for (i, queued) in request.submit.enumerated() {
+            do {
+                submit.append(try resolve(queued, hasVia: false).owned())
+            } catch {
+                throw error.prefixed("submit[\(i)]")
+            }
+        }
+        if payload != nil || !submit.isEmpty { action.extras = ActionExtras(payload: payload, submit: submit) }
+        return action
+    }
+
     /// The payload an action carries into its state: the given one checked and
     /// normalized; without one (and without a via), the state's defaults, or
     /// `UF_ESCHEMA` naming the first required field.
