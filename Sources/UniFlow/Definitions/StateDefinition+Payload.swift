@@ -58,14 +58,15 @@ extension StateDefinition {
     /// required field missing, a value not of its field's type (`null` included,
     /// unless the field is `any`: an optional field is left out, not `null`).
     public func checkPayload(_ payload: JSONObject?, feature: String) throws(UniFlowError) -> JSONObject {
-        try check(ObjectPayload(object: payload ?? JSONObject()), feature: feature)
+        try check(ObjectPayload(object: payload ?? JSONObject()), feature: { feature })
     }
 
     /// The same check for a payload object still in jansson's tree (an action's
     /// `payload`), so that only the values of declared fields are ever converted.
-    /// `depth` is the JSON level of the payload object (the action is level 1).
+    /// `depth` is the JSON level of the payload object (the action is level 1);
+    /// the feature's name is only asked for to write an error.
     func checkPayload(jansson payload: UnsafeMutablePointer<json_t>, depth: Int,
-                      feature: String) throws(UniFlowError) -> JSONObject {
+                      feature: @autoclosure () -> String) throws(UniFlowError) -> JSONObject {
         try check(JanssonPayload(object: payload, depth: depth), feature: feature)
     }
 
@@ -74,7 +75,8 @@ extension StateDefinition {
     /// (see `GivenPayload`). The given keys are walked again only when one of them
     /// is not a field, to name it. Linear in fields plus keys whatever their number
     /// (lookups in a large `JSONObject` and in jansson's objects are hashed).
-    private func check<Given: GivenPayload>(_ given: consuming Given, feature: String) throws(UniFlowError) -> JSONObject {
+    private func check<Given: GivenPayload>(_ given: consuming Given,
+                                            feature: () -> String) throws(UniFlowError) -> JSONObject {
         var stored: [(key: String, value: JSONValue)] = []
         stored.reserveCapacity(fields.count)
         var found = 0
@@ -89,16 +91,16 @@ extension StateDefinition {
                 if let storedValue = fields[i].type.storedValue(for: value) {
                     stored.append((fields[i].name, storedValue))
                 } else {
-                    failure = mismatch(fields[i], value, feature: feature)
+                    failure = mismatch(fields[i], value, feature: feature())
                 }
             } else if let defaultValue = fields[i].defaultValue {
                 if failure == nil { stored.append((fields[i].name, defaultValue)) }
             } else if !fields[i].optional && failure == nil {
-                failure = UniFlowError(.schema, "\(feature).\(name).\(fields[i].name): required field missing")
+                failure = UniFlowError(.schema, "\(feature()).\(name).\(fields[i].name): required field missing")
             }
         }
         if found < given.count, let key = firstUnknownKey(in: given) {
-            throw UniFlowError(.schema, "\(feature).\(name).\(key): unknown field")
+            throw UniFlowError(.schema, "\(feature()).\(name).\(key): unknown field")
         }
         if let failure { throw failure }
         return JSONObject(stored)

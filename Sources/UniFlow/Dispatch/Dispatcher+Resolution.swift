@@ -71,9 +71,8 @@ extension Dispatcher {
         action.id = request.id
         let payload: JSONObject?
         if let given = request.payload, action.entersState {
-            // One expression, so that the definition is borrowed, not copied.
-            payload = try definitions[Int(feature)].states[Int(action.into)]
-                .checkPayload(jansson: given, depth: request.depth + 1, feature: definitions[Int(feature)].name)
+            payload = try stateDefinition(action.into, of: feature)
+                .checkPayload(jansson: given, depth: request.depth + 1, feature: featureName(feature))
         } else {
             payload = try checkedPayload(nil, for: action, hasVia: hasVia)
         }
