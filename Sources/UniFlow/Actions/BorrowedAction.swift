@@ -1,4 +1,5 @@
 import CJansson
+import CUniFlow
 import Glibc
 
 /// A string of jansson's tree, borrowed: its bytes, NUL-terminated by jansson,
@@ -140,6 +141,37 @@ struct BorrowedAction {
             }
         }
         return action
+    }
+
+    /// The same action as a `uf_action` with borrowed strings, when it is one that
+    /// needs nothing else: no payload and no `submit` list, and names without NUL
+    /// (a C string would end there). `uf_submit` then takes `uf_dispatch`'s path.
+    var plainAction: uf_action? {
+        guard payload == nil, submit.isEmpty, let feature = feature.cName else { return nil }
+        var a = uf_action()
+        a.size = UInt32(MemoryLayout<uf_action>.size)
+        a.feature = feature
+        if let from {
+            guard let name = from.cName else { return nil }
+            a.from = name
+        }
+        if let into {
+            guard let name = into.cName else { return nil }
+            a.into = name
+        }
+        switch kind {
+        case .initialize: a.kind = UF_ACTION_INITIALIZE
+        case .actualize: a.kind = UF_ACTION_ACTUALIZE
+        case .transition: a.kind = UF_ACTION_TRANSITION
+        case .deinitialize: a.kind = UF_ACTION_DEINITIALIZE
+        case .trigger: a.kind = UF_ACTION_TRIGGER
+        }
+        a.same = same ? 1 : 0
+        a.uninitialized = uninitialized ? 1 : 0
+        a.scope = scope
+        a.context = context
+        a.id = id
+        return a
     }
 
     // MARK: Keys

@@ -19,26 +19,34 @@ public func uf_submit_via(_ d: OpaquePointer?, _ action_json: UnsafePointer<CCha
 }
 
 private func submitJSON(_ d: OpaquePointer?, _ function: StaticString, _ text: UnsafePointer<CChar>?, via: ViaCallback?) -> Int32 {
-    guard d != nil, let text else {
+    guard let d, let text else {
         via?.release()
         return d == nil ? nullArgument(function, "dispatcher") : nullArgument(function, "action_json")
     }
-    return withDispatcher(d, function) { (dispatcher) throws(UniFlowError) in
+    return Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(d))._withUnsafeGuaranteedRef { dispatcher in
         // The action is read straight from jansson's tree, which lives until the
         // action is processed or queued (see BorrowedAction).
         var submitted = false
         do throws(UniFlowError) {
-            return try JSONParser.withTree(text) { (root) throws(UniFlowError) in
+            return try JSONParser.withTree(text) { (root) throws(UniFlowError) -> Int32 in
                 let request = try BorrowedAction.decode(root)
                 submitted = true
+                // Without payload, via or submit list it is a uf_action: the same hot path.
+                if via == nil, let a = request.plainAction {
+                    let status = withUnsafePointer(to: a) { (a) -> Int32? in
+                        guard dispatcher.mayDispatchFast(a) else { return nil }
+                        return dispatcher.exclusive { dispatcher.dispatchLocked(a) }
+                    }
+                    if let status { return status }
+                }
                 return try dispatcher.submit(via: via) { () throws(UniFlowError) in
                     try dispatcher.resolve(request, hasVia: via != nil)
-                }
+                }.rawValue
             }
         } catch {
             // Once submitted, `submit` has released the via whatever happened.
             if !submitted { via?.release() }
-            throw error
+            return fail(error)
         }
     }
 }
