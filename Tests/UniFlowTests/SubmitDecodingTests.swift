@@ -154,6 +154,27 @@ private func expectSameOutcome(_ text: String, sourceLocation: SourceLocation = 
         expectSameOutcome(text)
     }
 
+    /// A NUL anywhere in a name, whatever its length, makes it name nothing (as a
+    /// C string it would name the part before the NUL).
+    @Test func aNameWithANULNamesNothing() {
+        let h = started()
+        for (name, suffixes) in [("Toggle", 0...12), ("FileDownloading", 0...20)] {
+            for suffix in suffixes {
+                let text = #"{"kind":"deinitialize","feature":"\#(name)\u0000\#(String(repeating: "x", count: suffix))"}"#
+                #expect(h.submit(text) == UF_ENOTFOUND, "\(text)")
+            }
+        }
+        for state in ["On", "Off"] {
+            for suffix in 0...18 {
+                let text = #"{"kind":"transition","feature":"Toggle","into":"\#(state)\u0000\#(String(repeating: "x", count: suffix))"}"#
+                #expect(h.submit(text) == UF_ENOTFOUND, "\(text)")
+            }
+        }
+        #expect(h.submit(#"{"kind":"transition","feature":"Toggle","into":"O\u0000n"}"#) == UF_ENOTFOUND)
+        #expect(h.lastError == "unknown state 'O\\u0000n' of feature Toggle")
+        #expect(h.state == started().state)
+    }
+
     @Test func namesLongerThan256BytesNameNothing() {
         let long = String(repeating: "T", count: 300)
         expectSameOutcome(#"{"kind":"initialize","feature":"\#(long)","into":"On"}"#)

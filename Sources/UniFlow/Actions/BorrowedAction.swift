@@ -17,7 +17,27 @@ struct BorrowedString {
     /// end there and could name something else (`"Toggle\u0000junk"` is not
     /// `Toggle`), and no registered name contains one.
     var cName: UnsafePointer<CChar>? {
-        memchr(pointer, 0, length) == nil ? pointer : nil
+        hasNUL ? nil : pointer
+    }
+
+    /// Names are short: up to 16 bytes are tested a word at a time (two loads that
+    /// may overlap, both inside the string), longer ones with `memchr`.
+    private var hasNUL: Bool {
+        @inline(__always) func hasZeroByte(_ word: UInt64) -> Bool {
+            (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0
+        }
+        let raw = UnsafeRawPointer(pointer)
+        switch length {
+        case 0: return false
+        case 1..<8:
+            for i in 0..<length where pointer[i] == 0 { return true }
+            return false
+        case 8...16:
+            return hasZeroByte(raw.loadUnaligned(as: UInt64.self))
+                || hasZeroByte(raw.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self))
+        default:
+            return memchr(pointer, 0, length) != nil
+        }
     }
 
     /// A copy, for messages.
@@ -176,35 +196,55 @@ struct BorrowedAction {
 
     // MARK: Keys
 
-    /// The values of the keys an action knows, by `ActionKey`.
+    /// The values of the keys an action knows, by `ActionKey`: one stored
+    /// property each, so that reading a key named by a constant is a field access.
     private struct KeyedValues {
-        private var values: (UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?,
-                             UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?,
-                             UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?,
-                             UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?, UnsafeMutablePointer<json_t>?)
-            = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+        private var kind, feature, scope, context, id, into, `in`, from, same, payload, initialized, submit: Value?
         /// The keys seen, as `ActionKey.bit`s.
         private(set) var present: UInt16 = 0
         /// A key no action knows was seen.
         private(set) var unknown = false
 
-        mutating func set(_ key: ActionKey?, _ value: UnsafeMutablePointer<json_t>?) {
+        typealias Value = UnsafeMutablePointer<json_t>
+
+        @inline(__always)
+        mutating func set(_ key: ActionKey?, _ value: Value?) {
             guard let key else {
                 unknown = true
                 return
             }
             present |= key.bit
-            withUnsafeMutableBytes(of: &values) { raw in
-                raw.storeBytes(of: value, toByteOffset: key.rawValue * MemoryLayout<UnsafeMutablePointer<json_t>?>.stride,
-                               as: UnsafeMutablePointer<json_t>?.self)
+            switch key {
+            case .kind: kind = value
+            case .feature: feature = value
+            case .scope: scope = value
+            case .context: context = value
+            case .id: id = value
+            case .into: into = value
+            case .in: self.in = value
+            case .from: from = value
+            case .same: same = value
+            case .payload: payload = value
+            case .initialized: initialized = value
+            case .submit: submit = value
             }
         }
 
-        subscript(key: ActionKey) -> UnsafeMutablePointer<json_t>? {
-            guard present & key.bit != 0 else { return nil }
-            return withUnsafeBytes(of: values) { raw in
-                raw.load(fromByteOffset: key.rawValue * MemoryLayout<UnsafeMutablePointer<json_t>?>.stride,
-                         as: UnsafeMutablePointer<json_t>?.self)
+        @inline(__always)
+        subscript(key: ActionKey) -> Value? {
+            switch key {
+            case .kind: kind
+            case .feature: feature
+            case .scope: scope
+            case .context: context
+            case .id: id
+            case .into: into
+            case .in: self.in
+            case .from: from
+            case .same: same
+            case .payload: payload
+            case .initialized: initialized
+            case .submit: submit
             }
         }
     }

@@ -172,18 +172,21 @@ private struct JanssonPayload: GivenPayload {
     var count: Int { json_object_size(object) }
 
     mutating func next(_ field: String) throws(UniFlowError) -> JSONValue? {
-        var field = field
-        let found = field.withUTF8 { (name) -> UnsafeMutablePointer<json_t>? in
-            let bytes = UnsafeRawPointer(name.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
-            if let it = cursor, json_object_iter_key_len(it) == name.count,
-               memcmp(json_object_iter_key(it), bytes, name.count) == 0 {
-                cursor = json_object_iter_next(object, it)
-                return json_object_iter_value(it)
-            }
-            return json_object_getn(object, bytes, name.count)
-        }
+        let found = field.utf8.withContiguousStorageIfAvailable { name in find(name) }
+            ?? Array(field.utf8).withUnsafeBufferPointer { name in find(name) }
         guard let found else { return nil }
         return try JSONParser.value(of: found, depth: depth + 1)
+    }
+
+    private mutating func find(_ name: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<json_t>? {
+        guard let start = name.baseAddress else { return json_object_getn(object, "", 0) }
+        let bytes = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+        if let it = cursor, json_object_iter_key_len(it) == name.count,
+           memcmp(json_object_iter_key(it), bytes, name.count) == 0 {
+            cursor = json_object_iter_next(object, it)
+            return json_object_iter_value(it)
+        }
+        return json_object_getn(object, bytes, name.count)
     }
 
     func firstKey(where predicate: (String) -> Bool) -> String? {
