@@ -57,8 +57,9 @@ extension StateDefinition {
     /// Errors are `UF_ESCHEMA` naming `Feature.State.field`: an unknown field, a
     /// required field missing, a value not of its field's type (`null` included,
     /// unless the field is `any`: an optional field is left out, not `null`).
-    public func checkPayload(_ payload: JSONObject?, feature: String) throws(UniFlowError) -> JSONObject {
-        try check(ObjectPayload(object: payload ?? JSONObject()), feature: { feature })
+    /// The feature's name is only asked for to write an error.
+    public func checkPayload(_ payload: JSONObject?, feature: @autoclosure () -> String) throws(UniFlowError) -> JSONObject {
+        try check(ObjectPayload(object: payload ?? JSONObject()), feature: feature)
     }
 
     /// The same check for a payload object still in jansson's tree (an action's

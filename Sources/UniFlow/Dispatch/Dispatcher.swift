@@ -210,7 +210,7 @@ public final class Dispatcher {
 
     /// A state's definition: its fields, for payload checks.
     func stateDefinition(_ state: Int32, of feature: Int32) -> StateDefinition {
-        if let kept = definitions.kept(Int(feature)) { return kept.states[Int(state)] }
+        if let kept = definitions.keptState(Int(state), of: Int(feature)) { return kept }
         return StateDefinition(name: stateName(state, feature: feature))
     }
 

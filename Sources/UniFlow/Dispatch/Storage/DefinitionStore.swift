@@ -50,6 +50,12 @@ struct DefinitionStore {
         return index < 0 ? nil : rich[Int(index)]
     }
 
+    /// A state of a feature that keeps its parsed definition.
+    func keptState(_ state: Int, of feature: Int) -> StateDefinition? {
+        let index = spans[feature].rich
+        return index < 0 ? nil : rich[Int(index)].states[state]
+    }
+
     /// The whole parsed definition.
     subscript(feature: Int) -> FeatureDefinition {
         if let kept = kept(feature) { return kept }
