@@ -7,7 +7,9 @@
  * subscriber, a via callback, a handler, the reporter and a payload_free; a
  * subscriber that submits a million actions (the cascade limit); definitions of
  * 10 MB; JSON nested 100,000 levels; invalid UTF-8 in names and payloads; integers
- * beyond 2^63.
+ * beyond 2^63. The last three go through every entry that takes JSON: text
+ * arguments, callbacks' outputs (uf_context_become, uf_binding_call_set_output)
+ * and files (uf_register_file, uf_replay_file).
  *
  * Each case prints one line: `ok   case: STATUS "message"`. A case that gets a
  * status outside the ones the contract allows, an error without a message, or
@@ -332,6 +334,12 @@ static void null_arguments(void) {
 
 /* ---- 2. Stale subscription ids ------------------------------------------------------ */
 
+static int stop_at_once(const uf_mutation *m, void *p) {
+    (void)m;
+    (void)p;
+    return UF_STOP;
+}
+
 static void stale_ids(void) {
     uf_dispatcher *d = fresh(NULL);
     uint64_t id = 0;
@@ -345,6 +353,13 @@ static void stale_ids(void) {
     uint64_t next = 0;
     expect("a new subscription", uf_subscribe(d, NULL, keep, NULL, NULL, &next), UF_OK, END);
     check("  ... never reuses the ended id", next != id && next != 0, NULL);
+    uint64_t stopped = 0;
+    freed_count = 0;
+    expect("uf_subscribe (a subscriber that returns UF_STOP)", uf_subscribe(d, NULL, stop_at_once, NULL, count_free, &stopped),
+           UF_OK, END);
+    expect("  ... a mutation ends it", uf_submit(d, init_off), UF_OK, END);
+    expect("uf_unsubscribe(id) of the stopped subscription", uf_unsubscribe(d, stopped), UF_ENOTFOUND, END);
+    check("  ... its payload_free ran once", freed_count == 1, NULL);
     uf_dispatcher *other = fresh(NULL);
     expect("an id of another dispatcher", uf_unsubscribe(other, next + 1000), UF_ENOTFOUND, END);
     uf_dispatcher_free(other);
@@ -621,7 +636,189 @@ static void big_numbers(void) {
     uf_dispatcher_free(d);
 }
 
-/* ---- 8. Definitions (and payloads) of 10 MB ------------------------------------------ */
+/* ---- 8. Big integers and bad UTF-8 through the other JSON inputs ---------------------- */
+
+static const char *callback_output; /* what the via and the handler below try to set */
+static int callback_status;
+
+static int become_output(uf_context *ctx, void *p) {
+    (void)p;
+    callback_status = uf_context_become(ctx, callback_output);
+    return 0;
+}
+
+static int set_output(uf_binding_call *call, void *p) {
+    (void)p;
+    callback_status = uf_binding_call_set_output(call, callback_output);
+    return 1;
+}
+
+static void bad_values_everywhere(void) {
+    static const struct {
+        const char *what, *value;
+    } bad[] = {
+        {"2^63", "9223372036854775808"},
+        {"-2^63 - 1", "-9223372036854775809"},
+        {"invalid UTF-8 (\\xff)", "\"\xff\""},
+        {"a lone surrogate", "\"\xed\xa0\x80\""},
+    };
+    uf_dispatcher *d = fresh(NULL);
+    expect("uf_register_handler (sets a bad output)", uf_register_handler(d, "bad", set_output, NULL, NULL), UF_OK, END);
+    expect("uf_register (a binding that calls it)",
+           uf_register(d, "{\"feature\":\"Out\",\"states\":{\"X\":{}},\"bindings\":[{\"when\":\"Initialization<Out>\","
+                          "\"given\":[{\"call\":\"bad\"}],\"then\":{\"submit\":[]}}]}"),
+           UF_OK, END);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        char name[120], json[300];
+        snprintf(json, sizeof json, "{\"data\":%s}", bad[i].value);
+        uf_action a = UF_ACTION_INIT;
+        a.kind = UF_ACTION_INITIALIZE;
+        a.feature = "Holder";
+        a.into = "Holding";
+        a.payload_json = json;
+        snprintf(name, sizeof name, "uf_dispatch: payload_json with %s", bad[i].what);
+        expect(name, uf_dispatch(d, &a), UF_EJSON, END);
+
+        callback_output = json;
+        callback_status = 99;
+        snprintf(name, sizeof name, "uf_submit_via: a via that becomes %s", bad[i].what);
+        expect(name, uf_submit_via(d, "{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\"}", become_output,
+                                   NULL, NULL),
+               UF_ESCHEMA, UF_EJSON, END);
+        snprintf(name, sizeof name, "  ... uf_context_become refused %s", bad[i].what);
+        check(name, callback_status == UF_EJSON, uf_status_name(callback_status));
+
+        callback_output = bad[i].value;
+        callback_status = 99;
+        snprintf(name, sizeof name, "uf_binding_call_set_output: %s (run by a binding)", bad[i].what);
+        expect(name, uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Out\",\"into\":\"X\"}"), UF_OK, END);
+        expect("  ... and Out deinitializes", uf_submit(d, "{\"kind\":\"deinitialize\",\"feature\":\"Out\"}"), UF_OK, END);
+        snprintf(name, sizeof name, "  ... uf_binding_call_set_output refused %s", bad[i].what);
+        check(name, callback_status == UF_EJSON, uf_status_name(callback_status));
+
+        snprintf(json, sizeof json, "[{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":%s}}]",
+                 bad[i].value);
+        snprintf(name, sizeof name, "uf_submit_batch: a payload with %s", bad[i].what);
+        expect(name, uf_submit_batch(d, json), UF_EJSON, END);
+
+        snprintf(json, sizeof json, "{\"Holder\":{\"state\":\"Holding\",\"payload\":{\"data\":%s}}}", bad[i].value);
+        snprintf(name, sizeof name, "uf_state_restore: a payload with %s", bad[i].what);
+        expect(name, uf_state_restore(d, json), UF_EJSON, END);
+    }
+    char *out = NULL;
+    expect("the model is untouched", uf_feature_get(d, "Holder", &out), UF_OK, END);
+    check("  ... Holder is still absent", out == NULL, out);
+    uf_free(out);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 9. The same through files: uf_register_file, uf_replay_file ------------------- */
+
+static char temp_dir[256];
+
+static const char *temp_path(const char *name) {
+    static char path[sizeof temp_dir + 64];
+    snprintf(path, sizeof path, "%s/%s", temp_dir, name);
+    return path;
+}
+
+/* Writes head + body + tail to the file `name` in temp_dir; returns its path. */
+static const char *write_file(const char *name, const char *head, const char *body, const char *tail) {
+    const char *path = temp_path(name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fputs(head, f) < 0 || fputs(body, f) < 0 || fputs(tail, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "misuse: cannot write %s\n", path);
+        exit(2);
+    }
+    return path;
+}
+
+static char *read_model(uf_dispatcher *d) {
+    char *out = NULL;
+    if (uf_state_get(d, &out) != UF_OK) return NULL;
+    return out;
+}
+
+static void files(void) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(temp_dir, sizeof temp_dir, "%s/uniflow-misuse-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(temp_dir)) {
+        fprintf(stderr, "misuse: cannot create %s\n", temp_dir);
+        exit(2);
+    }
+    const size_t depth = 100000;
+    uf_dispatcher *d = fresh(NULL);
+    char *deep = nested("", "[", "]", depth, "");
+    const char *path;
+    char *name;
+
+    path = write_file("deep.json", "", deep, "");
+    expect("uf_register_file: 100,000 nested arrays", uf_register_file(d, path), UF_ESCHEMA, UF_EJSON, END);
+    path = write_file("utf8.json", "{\"feature\":\"Bad\xff\",\"states\":{\"A\":{}}}", "", "");
+    expect("uf_register_file: a feature name with \\xff", uf_register_file(d, path), UF_EJSON, END);
+    path = write_file("int.json", "{\"feature\":\"N\",\"states\":{\"A\":{\"fields\":{\"n\":{\"type\":\"integer\",\"default\":",
+                      "18446744073709551616", "}}}}}");
+    expect("uf_register_file: an integer default = 2^64", uf_register_file(d, path), UF_EJSON, END);
+    char *big = repeat("", "x", 10u << 20, "");
+    path = write_file("big.json", "{\"feature\":\"BigFile\",\"description\":\"", big, "\",\"states\":{\"A\":{}}}");
+    free(big);
+    begin(name = "uf_register_file: a 10 MB definition file");
+    expect(name, uf_register_file(d, path), UF_OK, END);
+
+    /* A journal of the same definitions, then copies of it with one bad line more:
+     * each replay fails and changes nothing. */
+    char options[400];
+    snprintf(options, sizeof options, "{\"journal\":\"%s\"}", temp_path("journal.jsonl"));
+    uf_dispatcher *writer = fresh(options);
+    expect("a journaling dispatcher writes a mutation", uf_submit(writer, init_off), UF_OK, END);
+    uf_dispatcher_free(writer);
+    char journal[4096] = "";
+    FILE *f = fopen(temp_path("journal.jsonl"), "rb");
+    size_t length = f ? fread(journal, 1, sizeof journal - 1, f) : 0;
+    if (f) fclose(f);
+    journal[length] = 0;
+    check("  ... the journal has a header and a line", length > 0 && strstr(journal, "\"seq\":1") != NULL, NULL);
+    uf_dispatcher *replayer = fresh(NULL);
+    expect("uf_replay_file: the journal itself", uf_replay_file(replayer, temp_path("journal.jsonl")), UF_OK, END);
+    uf_dispatcher_free(replayer);
+
+    static const char line_head[] = "{\"seq\":2,\"feature\":\"Holder\",\"kind\":\"initialization\",\"state\":\"Holding\",\"payload\":{\"data\":";
+    static const struct {
+        const char *what, *value;
+    } bad[] = {
+        {"a payload 100,000 deep", NULL},
+        {"a payload of 2^63", "9223372036854775808"},
+        {"a payload with \\xff", "\"\xff\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        char *body = bad[i].value ? NULL : nested("", "[", "]", depth, "");
+        path = write_file("bad.jsonl", journal, line_head, "");
+        f = fopen(path, "ab");
+        if (!f) exit(2);
+        fputs(body ? body : bad[i].value, f);
+        fputs("}}\n", f);
+        fclose(f);
+        free(body);
+        replayer = fresh(NULL);
+        char *before = read_model(replayer);
+        char label[120];
+        snprintf(label, sizeof label, "uf_replay_file: a line with %s", bad[i].what);
+        expect(label, uf_replay_file(replayer, path), UF_ESCHEMA, UF_EJSON, END);
+        char *after = read_model(replayer);
+        check("  ... and the model is unchanged", before && after && strcmp(before, after) == 0, after);
+        uf_free(before);
+        uf_free(after);
+        uf_dispatcher_free(replayer);
+    }
+
+    const char *names[] = {"deep.json", "utf8.json", "int.json", "big.json", "journal.jsonl", "bad.jsonl"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) remove(temp_path(names[i]));
+    rmdir(temp_dir);
+    free(deep);
+    uf_dispatcher_free(d);
+}
+
+/* ---- 10. Definitions (and payloads) of 10 MB ------------------------------------------ */
 
 static void ten_megabytes(double limit) {
     const size_t mb10 = 10u << 20;
@@ -729,6 +926,8 @@ int main(void) {
     free_inside_callbacks();
     invalid_utf8();
     big_numbers();
+    bad_values_everywhere();
+    files();
     deep_json();
     a_million_submits();
     ten_megabytes(large_limit); /* last: a hang there ends the program at the watchdog's limit */
