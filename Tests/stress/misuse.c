@@ -15,15 +15,20 @@
  * status outside the ones the contract allows, an error without a message, or
  * takes longer than UNIFLOW_MISUSE_CASE_SECONDS (default 20; input of 10 MB must
  * not hang a host) fails the program: a watchdog ends the process at the limit,
- * so that a hang is a failure naming the case, not a stuck CI job.
+ * so that a hang is a failure naming the case, not a stuck CI job. The 10 MB
+ * groups each run in a child process with a watchdog of its own, so that a slow
+ * or crashing one is one failure and the groups after it still run. The last
+ * line is "misuse: N cases, M failed".
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -809,19 +814,27 @@ static void files(void) {
 
 /* ---- 10. Definitions (and payloads) of 10 MB ------------------------------------------ */
 
-static void ten_megabytes(void) {
-    const size_t mb10 = 10u << 20;
-    uf_dispatcher *d = fresh(NULL);
-    char *name;
+/* Each group below runs in a child process of its own (isolated()), with its own
+ * watchdog: a group that hangs or crashes is one failure, and the groups after it
+ * still run, so one slow input cannot hide another. */
 
-    /* One feature whose description is 10 MB. */
-    char *big = repeat("{\"feature\":\"Big\",\"description\":\"", "x", mb10, "\",\"states\":{\"A\":{}}}");
+static const size_t mb10 = 10u << 20;
+
+/* One feature whose description is 10 MB. */
+static void big_description(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *name, *big = repeat("{\"feature\":\"Big\",\"description\":\"", "x", mb10, "\",\"states\":{\"A\":{}}}");
     begin(name = "uf_register: one feature with a 10 MB description");
     expect(name, uf_register(d, big), UF_OK, END);
     free(big);
+    uf_dispatcher_free(d);
+}
 
-    /* A 10 MB payload string. */
-    big = repeat("{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":\"", "y", mb10, "\"}}");
+/* A 10 MB payload string, the model that holds it, and its restore. */
+static void big_payload(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *name, *big = repeat("{\"kind\":\"initialize\",\"feature\":\"Holder\",\"into\":\"Holding\",\"payload\":{\"data\":\"", "y",
+                              mb10, "\"}}");
     begin(name = "uf_submit: a 10 MB payload");
     expect(name, uf_submit(d, big), UF_OK, END);
     free(big);
@@ -831,70 +844,167 @@ static void ten_megabytes(void) {
     begin(name = "uf_state_restore: the 10 MB model");
     expect(name, uf_state_restore(d, out), UF_OK, END);
     uf_free(out);
+    uf_dispatcher_free(d);
+}
 
-    /* 10 MB of garbage: the parser gives up at once. */
-    big = repeat("{\"features\":[", "@", mb10, "]}");
+/* 10 MB of garbage (the parser gives up at once), and 10 MB of valid JSON of the
+ * wrong shape (one array of 5 million zeros). */
+static void big_wrong(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *name, *big = repeat("{\"features\":[", "@", mb10, "]}");
     begin(name = "uf_register: 10 MB that is not JSON");
     expect(name, uf_register(d, big), UF_EJSON, END);
     free(big);
-
-    /* 10 MB of valid JSON of the wrong shape (one array of 5 million zeros). */
     big = repeat("[", "0,", mb10 / 2, "0]");
     begin(name = "uf_register: a 10 MB array of numbers");
     expect(name, uf_register(d, big), UF_ESCHEMA, END);
     free(big);
-
-    /* A feature with 10 MB of fields (about 300,000), and a payload that sets them. */
-    {
-        size_t count = mb10 / 40;
-        size_t cap = count * 48 + 200, len = 0;
-        char *s = (char *)malloc(cap);
-        if (!s) abort();
-        len += (size_t)sprintf(s + len, "{\"feature\":\"Wide\",\"states\":{\"W\":{\"fields\":{");
-        for (size_t i = 0; i < count; ++i)
-            len += (size_t)sprintf(s + len, "%s\"f%zu\":{\"type\":\"integer\",\"optional\":true}", i ? "," : "", i);
-        sprintf(s + len, "}}}}");
-        begin(name = "uf_register: 10 MB of fields in one state");
-        expect(name, uf_register(d, s), UF_OK, END);
-        len = (size_t)sprintf(s, "{\"kind\":\"initialize\",\"feature\":\"Wide\",\"into\":\"W\",\"payload\":{");
-        for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"f%zu\":%zu", i ? "," : "", count - 1 - i, i);
-        sprintf(s + len, "}}");
-        begin(name = "uf_submit: a payload setting all of them");
-        expect(name, uf_submit(d, s), UF_OK, END);
-        free(s);
-    }
-
-    /* 10 MB of states in one feature, each with a transition (about 250,000). */
-    {
-        size_t count = mb10 / 42;
-        size_t cap = count * 64 + 200, len = 0;
-        char *s = (char *)malloc(cap);
-        if (!s) abort();
-        len += (size_t)sprintf(s + len, "{\"feature\":\"Tall\",\"states\":{");
-        for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"S%zu\":{}", i ? "," : "", i);
-        len += (size_t)sprintf(s + len, "},\"transitions\":{");
-        for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"S%zu\":[\"S%zu\"]", i ? "," : "", i, (i + 1) % count);
-        sprintf(s + len, "}}");
-        begin(name = "uf_register: 10 MB of states and transitions");
-        expect(name, uf_register(d, s), UF_OK, END);
-        free(s);
-    }
-
-    /* 10 MB of small features in one call (about 260,000). */
-    {
-        size_t count = mb10 / 40;
-        size_t cap = count * 48 + 64, len = 0;
-        char *s = (char *)malloc(cap);
-        if (!s) abort();
-        s[len++] = '[';
-        for (size_t i = 0; i < count; ++i)
-            len += (size_t)sprintf(s + len, "%s{\"feature\":\"F%zu\",\"states\":{\"A\":{}}}", i ? "," : "", i);
-        sprintf(s + len, "]");
-        begin(name = "uf_register: 10 MB of features in one call");
-        expect(name, uf_register(d, s), UF_OK, END);
-        free(s);
-    }
     uf_dispatcher_free(d);
+}
+
+/* A feature with 10 MB of fields (about 260,000), and a payload that sets them. */
+static void big_fields(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *name;
+    size_t count = mb10 / 40;
+    size_t cap = count * 48 + 200, len = 0;
+    char *s = (char *)malloc(cap);
+    if (!s) abort();
+    len += (size_t)sprintf(s + len, "{\"feature\":\"Wide\",\"states\":{\"W\":{\"fields\":{");
+    for (size_t i = 0; i < count; ++i)
+        len += (size_t)sprintf(s + len, "%s\"f%zu\":{\"type\":\"integer\",\"optional\":true}", i ? "," : "", i);
+    sprintf(s + len, "}}}}");
+    begin(name = "uf_register: 10 MB of fields in one state");
+    expect(name, uf_register(d, s), UF_OK, END);
+    len = (size_t)sprintf(s, "{\"kind\":\"initialize\",\"feature\":\"Wide\",\"into\":\"W\",\"payload\":{");
+    for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"f%zu\":%zu", i ? "," : "", count - 1 - i, i);
+    sprintf(s + len, "}}");
+    begin(name = "uf_submit: a payload setting all of them");
+    expect(name, uf_submit(d, s), UF_OK, END);
+    free(s);
+    uf_dispatcher_free(d);
+}
+
+/* 10 MB of states in one feature, each with a transition (about 250,000). */
+static void big_states(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *name;
+    size_t count = mb10 / 42;
+    size_t cap = count * 64 + 200, len = 0;
+    char *s = (char *)malloc(cap);
+    if (!s) abort();
+    len += (size_t)sprintf(s + len, "{\"feature\":\"Tall\",\"states\":{");
+    for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"S%zu\":{}", i ? "," : "", i);
+    len += (size_t)sprintf(s + len, "},\"transitions\":{");
+    for (size_t i = 0; i < count; ++i) len += (size_t)sprintf(s + len, "%s\"S%zu\":[\"S%zu\"]", i ? "," : "", i, (i + 1) % count);
+    sprintf(s + len, "}}");
+    begin(name = "uf_register: 10 MB of states and transitions");
+    expect(name, uf_register(d, s), UF_OK, END);
+    free(s);
+    uf_dispatcher_free(d);
+}
+
+/* 10 MB of small features in one call (about 260,000). */
+static void big_features(void) {
+    uf_dispatcher *d = fresh(NULL);
+    char *name;
+    size_t count = mb10 / 40;
+    size_t cap = count * 48 + 64, len = 0;
+    char *s = (char *)malloc(cap);
+    if (!s) abort();
+    s[len++] = '[';
+    for (size_t i = 0; i < count; ++i)
+        len += (size_t)sprintf(s + len, "%s{\"feature\":\"F%zu\",\"states\":{\"A\":{}}}", i ? "," : "", i);
+    sprintf(s + len, "]");
+    begin(name = "uf_register: 10 MB of features in one call");
+    expect(name, uf_register(d, s), UF_OK, END);
+    free(s);
+    uf_dispatcher_free(d);
+}
+
+/* Runs `group` in a child process with a watchdog of its own; adds its cases and
+ * failures to this process's. A child that hangs (its watchdog ends it, naming
+ * the case), crashes or ends without its counts is one failed case. The parent
+ * keeps no lock and no other thread busy across fork() (its watchdog only sleeps
+ * and takes watch_lock, which is free here), so the child may use malloc and the
+ * library. It ends with exit(), not _exit(), so that LeakSanitizer checks it. */
+static void isolated(const char *group, void (*run)(void)) {
+    int counts[2];
+    if (pipe(counts) != 0) {
+        perror("misuse: pipe");
+        exit(2);
+    }
+    fflush(NULL);
+    pthread_mutex_lock(&watch_lock);
+    pid_t pid = fork();
+    pthread_mutex_unlock(&watch_lock);
+    if (pid < 0) {
+        perror("misuse: fork");
+        exit(2);
+    }
+    if (pid == 0) {
+        close(counts[0]);
+        cases = failures = 0;
+        begin(group);
+        pthread_t watcher;
+        if (pthread_create(&watcher, NULL, watchdog, NULL) != 0) _exit(2);
+        pthread_detach(watcher);
+        run();
+        char text[64];
+        int n = snprintf(text, sizeof text, "%d %d", cases, failures);
+        if (write(counts[1], text, (size_t)n) != n) _exit(2);
+        fflush(NULL);
+        exit(0);
+    }
+    close(counts[1]);
+    /* The child's watchdog bounds each of its cases; the parent's must not fire
+     * meanwhile: it watches the whole group with room for all of its cases. */
+    pthread_mutex_lock(&watch_lock);
+    double saved_limit = case_limit;
+    case_limit = saved_limit * 8 + 30;
+    snprintf(watched, sizeof watched, "the group '%.100s' (a child process)", group);
+    watched_since = now();
+    pthread_mutex_unlock(&watch_lock);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            perror("misuse: waitpid");
+            exit(2);
+        }
+    }
+    char text[64] = "";
+    ssize_t got = read(counts[0], text, sizeof text - 1);
+    close(counts[0]);
+    int child_cases = 0, child_failures = 0;
+    int complete = got > 0 && (text[got] = 0, sscanf(text, "%d %d", &child_cases, &child_failures) == 2);
+    pthread_mutex_lock(&watch_lock);
+    case_limit = saved_limit;
+    pthread_mutex_unlock(&watch_lock);
+    cases += child_cases;
+    failures += child_failures;
+    if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char detail[160];
+        if (WIFSIGNALED(status))
+            snprintf(detail, sizeof detail, "the child process died of signal %d", WTERMSIG(status));
+        else
+            snprintf(detail, sizeof detail, "the child process exited with %d%s", WEXITSTATUS(status),
+                     WEXITSTATUS(status) == 3 ? " (its watchdog: a case over the time limit, named above)" : "");
+        ++cases;
+        ++failures;
+        finished(group);
+        printf("FAIL %-62s %s\n", group, detail);
+    } else {
+        finished(group);
+    }
+}
+
+static void ten_megabytes(void) {
+    isolated("10 MB: a description", big_description);
+    isolated("10 MB: a payload, its model, its restore", big_payload);
+    isolated("10 MB: not JSON, and the wrong shape", big_wrong);
+    isolated("10 MB: fields, and a payload setting them", big_fields);
+    isolated("10 MB: states and transitions", big_states);
+    isolated("10 MB: features in one call", big_features);
 }
 
 int main(void) {
@@ -923,7 +1033,7 @@ int main(void) {
     files();
     deep_json();
     a_million_submits();
-    ten_megabytes(); /* last: a hang there ends the program at the watchdog's limit */
+    ten_megabytes(); /* each group in a child process: a hang there is one failure */
 
     printf("misuse: %d cases, %d failed\n", cases, failures);
     return failures ? 1 : 0;
