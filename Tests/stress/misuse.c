@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,20 +49,45 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static pthread_cond_t watch_wake = PTHREAD_COND_INITIALIZER;
+static int watch_stop;
+static pthread_t watcher;
+
 static void *watchdog(void *arg) {
     (void)arg;
-    for (;;) {
-        sleep(1);
-        pthread_mutex_lock(&watch_lock);
-        if (now() - watched_since > case_limit) {
+    pthread_mutex_lock(&watch_lock);
+    while (!watch_stop) {
+        struct timespec wake;
+        clock_gettime(CLOCK_REALTIME, &wake);
+        wake.tv_sec += 1;
+        pthread_cond_timedwait(&watch_wake, &watch_lock, &wake);
+        if (!watch_stop && now() - watched_since > case_limit) {
             fprintf(stderr, "misuse: FAILED: '%s' is still running after %.0f s (UNIFLOW_MISUSE_CASE_SECONDS)\n",
                     watched, case_limit);
             fflush(NULL);
             _exit(3);
         }
-        pthread_mutex_unlock(&watch_lock);
     }
+    pthread_mutex_unlock(&watch_lock);
     return NULL;
+}
+
+static void start_watchdog(void) {
+    watch_stop = 0;
+    if (pthread_create(&watcher, NULL, watchdog, NULL) != 0) {
+        fprintf(stderr, "misuse: cannot start the watchdog\n");
+        exit(2);
+    }
+}
+
+/* Stops the watchdog and waits until its thread is gone (before fork(): a
+ * thread the child does not have confuses LeakSanitizer there). */
+static void stop_watchdog(void) {
+    pthread_mutex_lock(&watch_lock);
+    watch_stop = 1;
+    pthread_cond_signal(&watch_wake);
+    pthread_mutex_unlock(&watch_lock);
+    pthread_join(watcher, NULL);
 }
 
 /* Names the case that runs next (otherwise the watchdog names the case after
@@ -924,10 +950,11 @@ static void big_features(void) {
 
 /* Runs `group` in a child process with a watchdog of its own; adds its cases and
  * failures to this process's. A child that hangs (its watchdog ends it, naming
- * the case), crashes or ends without its counts is one failed case. The parent
- * keeps no lock and no other thread busy across fork() (its watchdog only sleeps
- * and takes watch_lock, which is free here), so the child may use malloc and the
- * library. It ends with exit(), not _exit(), so that LeakSanitizer checks it. */
+ * the case), crashes or ends without its counts is one failed case. This
+ * process's watchdog is stopped across fork(), so that the child starts as the
+ * only thread with no lock held, and LeakSanitizer (the child ends with exit(),
+ * not _exit(), so that it checks the child too) sees no thread that is not there.
+ * Meanwhile this process bounds the whole group itself. */
 static void isolated(const char *group, void (*run)(void)) {
     int counts[2];
     if (pipe(counts) != 0) {
@@ -935,9 +962,8 @@ static void isolated(const char *group, void (*run)(void)) {
         exit(2);
     }
     fflush(NULL);
-    pthread_mutex_lock(&watch_lock);
+    stop_watchdog();
     pid_t pid = fork();
-    pthread_mutex_unlock(&watch_lock);
     if (pid < 0) {
         perror("misuse: fork");
         exit(2);
@@ -946,10 +972,9 @@ static void isolated(const char *group, void (*run)(void)) {
         close(counts[0]);
         cases = failures = 0;
         begin(group);
-        pthread_t watcher;
-        if (pthread_create(&watcher, NULL, watchdog, NULL) != 0) _exit(2);
-        pthread_detach(watcher);
+        start_watchdog();
         run();
+        stop_watchdog();
         char text[64];
         int n = snprintf(text, sizeof text, "%d %d", cases, failures);
         if (write(counts[1], text, (size_t)n) != n) _exit(2);
@@ -957,45 +982,46 @@ static void isolated(const char *group, void (*run)(void)) {
         exit(0);
     }
     close(counts[1]);
-    /* The child's watchdog bounds each of its cases; the parent's must not fire
-     * meanwhile: it watches the whole group with room for all of its cases. */
-    pthread_mutex_lock(&watch_lock);
-    double saved_limit = case_limit;
-    case_limit = saved_limit * 8 + 30;
-    snprintf(watched, sizeof watched, "the group '%.100s' (a child process)", group);
-    watched_since = now();
-    pthread_mutex_unlock(&watch_lock);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
+    /* The child's watchdog bounds each of its cases; this bound, for the group,
+     * only catches a child stuck outside any case. */
+    double started = now(), limit = case_limit * 8 + 30;
+    int status = 0, killed = 0;
+    for (;;) {
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) break;
+        if (done < 0 && errno != EINTR) {
             perror("misuse: waitpid");
             exit(2);
         }
+        if (!killed && now() - started > limit) {
+            kill(pid, SIGKILL);
+            killed = 1;
+        }
+        struct timespec pause = {0, 20 * 1000 * 1000};
+        nanosleep(&pause, NULL);
     }
     char text[64] = "";
     ssize_t got = read(counts[0], text, sizeof text - 1);
     close(counts[0]);
     int child_cases = 0, child_failures = 0;
     int complete = got > 0 && (text[got] = 0, sscanf(text, "%d %d", &child_cases, &child_failures) == 2);
-    pthread_mutex_lock(&watch_lock);
-    case_limit = saved_limit;
-    pthread_mutex_unlock(&watch_lock);
     cases += child_cases;
     failures += child_failures;
     if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char detail[160];
-        if (WIFSIGNALED(status))
+        if (killed)
+            snprintf(detail, sizeof detail, "the child process was still running after %.0f s: killed", limit);
+        else if (WIFSIGNALED(status))
             snprintf(detail, sizeof detail, "the child process died of signal %d", WTERMSIG(status));
         else
             snprintf(detail, sizeof detail, "the child process exited with %d%s", WEXITSTATUS(status),
                      WEXITSTATUS(status) == 3 ? " (its watchdog: a case over the time limit, named above)" : "");
         ++cases;
         ++failures;
-        finished(group);
         printf("FAIL %-62s %s\n", group, detail);
-    } else {
-        finished(group);
     }
+    begin("the case after a 10 MB group");
+    start_watchdog();
 }
 
 static void ten_megabytes(void) {
@@ -1019,9 +1045,7 @@ int main(void) {
         }
     }
     begin("the first case");
-    pthread_t watcher;
-    if (pthread_create(&watcher, NULL, watchdog, NULL) != 0) return 2;
-    pthread_detach(watcher);
+    start_watchdog();
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     null_arguments();
@@ -1035,6 +1059,7 @@ int main(void) {
     a_million_submits();
     ten_megabytes(); /* each group in a child process: a hang there is one failure */
 
+    stop_watchdog();
     printf("misuse: %d cases, %d failed\n", cases, failures);
     return failures ? 1 : 0;
 }
