@@ -19,6 +19,13 @@
  * groups each run in a child process with a watchdog of its own, so that a slow
  * or crashing one is one failure and the groups after it still run. The last
  * line is "misuse: N cases, M failed".
+ *
+ * The 10 MB cases have a tighter limit, UNIFLOW_MISUSE_LARGE_SECONDS (default a
+ * quarter of the case limit: 5 s, 15 s under Tests/sanitize/run's 60), and going
+ * over it fails the case: each does linear (or n log n) work, about a second in a
+ * release build on 2 shared cores, while one quadratic step on their 250,000
+ * names or fields takes minutes (a payload check once took 147 s, registering
+ * 10 MB of features 112 s).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -42,6 +49,8 @@ static int failures, cases;
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static char watched[160];
 static double watched_since, case_limit;
+/* Over this, a case fails (the watchdog still ends a hang); 0: no such limit. */
+static double soft_limit;
 
 static double now(void) {
     struct timespec t;
@@ -133,11 +142,14 @@ static void expect(const char *name, int status, ...) {
     if (!ok) why = "unexpected status";
     else if (status < 0 && (!message || !*message)) why = "an error without a message";
     else if (status < 0 && uf_last_status() != status) why = "uf_last_status() differs from the returned status";
+    int too_slow = why == NULL && soft_limit > 0 && took > soft_limit;
+    if (too_slow) why = "slower than UNIFLOW_MISUSE_LARGE_SECONDS allows: is a step quadratic in the input's size?";
     printf("%s %-62s %-12s \"%.110s\"%s", why ? "FAIL" : "ok  ", name, uf_status_name(status), message,
            took >= 0.5 ? "" : "\n");
     if (took >= 0.5) printf(" (%.1f s)\n", took);
     if (why) {
-        printf("     ^ %s; allowed: %s\n", why, list);
+        if (too_slow) printf("     ^ %s (limit %.1f s)\n", why, soft_limit);
+        else printf("     ^ %s; allowed: %s\n", why, list);
         ++failures;
     }
 }
@@ -1024,26 +1036,34 @@ static void isolated(const char *group, void (*run)(void)) {
     start_watchdog();
 }
 
-static void ten_megabytes(void) {
+static void ten_megabytes(double limit) {
+    soft_limit = limit; /* the children inherit it */
     isolated("10 MB: a description", big_description);
     isolated("10 MB: a payload, its model, its restore", big_payload);
     isolated("10 MB: not JSON, and the wrong shape", big_wrong);
     isolated("10 MB: fields, and a payload setting them", big_fields);
     isolated("10 MB: states and transitions", big_states);
     isolated("10 MB: features in one call", big_features);
+    soft_limit = 0;
+}
+
+/* A number of seconds >= `low` from the environment, `fallback` when unset; anything
+ * else ends the program (a typo must not run with a limit nobody asked for). */
+static double env_seconds(const char *name, double fallback, double low) {
+    const char *env = getenv(name);
+    if (!env || !*env) return fallback;
+    char *end;
+    double value = strtod(env, &end);
+    if (*end || !(value >= low)) {
+        fprintf(stderr, "misuse: %s=%s: expected a number of seconds >= %g\n", name, env, low);
+        exit(2);
+    }
+    return value;
 }
 
 int main(void) {
-    const char *env = getenv("UNIFLOW_MISUSE_CASE_SECONDS");
-    case_limit = 20;
-    if (env && *env) {
-        char *end;
-        case_limit = strtod(env, &end);
-        if (*end || !(case_limit >= 1)) {
-            fprintf(stderr, "misuse: UNIFLOW_MISUSE_CASE_SECONDS=%s: expected a number of seconds >= 1\n", env);
-            return 2;
-        }
-    }
+    case_limit = env_seconds("UNIFLOW_MISUSE_CASE_SECONDS", 20, 1);
+    double large_limit = env_seconds("UNIFLOW_MISUSE_LARGE_SECONDS", case_limit / 4, 0.1);
     begin("the first case");
     start_watchdog();
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1057,7 +1077,7 @@ int main(void) {
     files();
     deep_json();
     a_million_submits();
-    ten_megabytes(); /* each group in a child process: a hang there is one failure */
+    ten_megabytes(large_limit); /* each group in a child process: a hang there is one failure */
 
     stop_watchdog();
     printf("misuse: %d cases, %d failed\n", cases, failures);
