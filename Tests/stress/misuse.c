@@ -305,8 +305,18 @@ static void null_arguments(void) {
 
     expect("uf_dispatch(NULL, &action)", uf_dispatch(NULL, &a), UF_EINVAL, END);
     expect("uf_dispatch(d, NULL)", uf_dispatch(d, NULL), UF_EINVAL, END);
+    expect("uf_dispatch_try(NULL, &action)", uf_dispatch_try(NULL, &a), UF_EINVAL, END);
+    expect("uf_dispatch_try(d, NULL)", uf_dispatch_try(d, NULL), UF_EINVAL, END);
+    freed_count = 0;
+    a.via = go_on;
+    a.via_payload_free = count_free;
+    expect("uf_dispatch_try(NULL, action with a via)", uf_dispatch_try(NULL, &a), UF_EINVAL, END);
+    check("  ... its via_payload_free ran once", freed_count == 1, NULL);
+    a.via = NULL;
+    a.via_payload_free = NULL;
     a.feature = NULL;
     expect("uf_dispatch with action.feature NULL", uf_dispatch(d, &a), UF_EINVAL, END);
+    expect("uf_dispatch_try with action.feature NULL", uf_dispatch_try(d, &a), UF_EINVAL, END);
     a.feature = "Toggle";
     a.into = NULL;
     expect("uf_dispatch initialize with action.into NULL", uf_dispatch(d, &a), UF_EINVAL, UF_ESCHEMA, END);

@@ -1,9 +1,10 @@
 /*
  * stress.c — 8 threads against one dispatcher, at random, for a bounded time.
  *
- * Each thread loops until the deadline and picks at random: uf_dispatch of
- * prepared structs, uf_submit of JSON, uf_submit_via with a via that becomes a
- * payload, declines or fails, uf_subscribe (subscribers that submit, stop
+ * Each thread loops until the deadline and picks at random: uf_dispatch and
+ * uf_dispatch_try (UF_EBUSY when another thread is processing) of prepared
+ * structs, uf_submit of JSON, uf_submit_via and uf_dispatch_try with a via that
+ * becomes a payload, declines or fails, uf_subscribe (subscribers that submit, stop
  * themselves or end other subscriptions), uf_unsubscribe (ids of its own, of other
  * threads, stale ones), reads, and input that must be refused.
  *
@@ -211,6 +212,7 @@ static void reporter(const char *report, void *payload) {
 static atomic_ulong accepted;        /* outer calls that went through processing */
 static atomic_ulong queued;          /* UF_QUEUED inside callbacks */
 static atomic_ulong refused;         /* input errors returned at once (not reported) */
+static atomic_ulong busy;            /* uf_dispatch_try's UF_EBUSY: nothing done, not reported */
 static atomic_ulong subscribed, unsubscribed, unsubscribe_misses, reads;
 
 /* A submit from inside a callback, on the processing thread. */
@@ -270,6 +272,9 @@ static int via(uf_context *ctx, void *payload) {
     }
 }
 
+/* An outer uf_dispatch_try: UF_EBUSY did nothing (not an action at all). */
+static void count_try(int status, const char *what);
+
 /* ---- the worker ---------------------------------------------------------------------- */
 
 static const char *const filters[] = {
@@ -295,10 +300,18 @@ static void count_outer(int status, const char *what) {
     case UF_QUEUED:
         problem("UF_QUEUED outside a callback from", what);
         break;
+    case UF_EBUSY:
+        problem("UF_EBUSY from a call that waits:", what);
+        break;
     default:
         atomic_fetch_add(&refused, 1);
         break;
     }
+}
+
+static void count_try(int status, const char *what) {
+    if (status == UF_EBUSY) atomic_fetch_add(&busy, 1);
+    else count_outer(status, what);
 }
 
 static void *worker(void *arg) {
@@ -323,8 +336,13 @@ static void *worker(void *arg) {
             if (op < 25) {
                 toggle.into = toggles[(r >> 8) & 1];
                 toggle.same = (r >> 9) & 1;
-                status = uf_dispatch(d, &toggle);
-                count_outer(status, "uf_dispatch Toggle");
+                if ((r >> 10) & 1) {
+                    status = uf_dispatch_try(d, &toggle);
+                    count_try(status, "uf_dispatch_try Toggle");
+                } else {
+                    status = uf_dispatch(d, &toggle);
+                    count_outer(status, "uf_dispatch Toggle");
+                }
             } else if (op < 35) {
                 stage.from = (r >> 8) & 1 ? stages[(r >> 10) % 3] : NULL;
                 stage.into = stages[(r >> 12) % 3];
@@ -350,9 +368,23 @@ static void *worker(void *arg) {
             } else if (op < 62) {
                 via_order *order = (via_order *)new_tracked(sizeof(via_order));
                 order->mode = (int)((r >> 8) % 4);
-                status = uf_submit_via(d, "{\"kind\":\"actualize\",\"feature\":\"Counter\",\"in\":\"Counting\"}", via,
-                                       order, release_tracked);
-                count_outer(status, "uf_submit_via");
+                if ((r >> 10) % 3 == 0) {
+                    /* A via through the struct, which uf_dispatch_try may refuse as
+                     * busy: via_payload_free must run once all the same. */
+                    uf_action act = UF_ACTION_INIT;
+                    act.kind = UF_ACTION_ACTUALIZE;
+                    act.feature = "Counter";
+                    act.into = "Counting";
+                    act.via = via;
+                    act.via_payload = order;
+                    act.via_payload_free = release_tracked;
+                    status = uf_dispatch_try(d, &act);
+                    count_try(status, "uf_dispatch_try with a via");
+                } else {
+                    status = uf_submit_via(d, "{\"kind\":\"actualize\",\"feature\":\"Counter\",\"in\":\"Counting\"}",
+                                           via, order, release_tracked);
+                    count_outer(status, "uf_submit_via");
+                }
             } else if (op < 75) {
                 tracked *t = new_tracked(sizeof(tracked));
                 t->submits = (r >> 8) % 4 == 0;
@@ -448,9 +480,10 @@ int main(void) {
     unsigned long submitted = atomic_load(&accepted) + atomic_load(&queued) + seen.library_queued;
     printf("stress: %lu actions accepted at once + %lu queued in callbacks + %lu queued by triggers and "
            "bindings = %lu; reports: %lu processed (%lu triggers), %lu rejected, %lu dropped, %lu binding "
-           "reports; %lu refused at once\n",
+           "reports; %lu refused at once, %lu busy (uf_dispatch_try)\n",
            atomic_load(&accepted), atomic_load(&queued), seen.library_queued, submitted, seen.processed,
-           seen.processed_triggers, seen.rejected, seen.dropped, seen.binding_reports, atomic_load(&refused));
+           seen.processed_triggers, seen.rejected, seen.dropped, seen.binding_reports, atomic_load(&refused),
+           atomic_load(&busy));
     if (reported != submitted) problem("reports differ from the actions accepted", NULL);
     if (seen.processed - seen.processed_triggers != seen.mutations) {
         char detail[128];
