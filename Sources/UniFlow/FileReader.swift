@@ -22,7 +22,7 @@ enum FileReader {
         }
         // Invalid UTF-8 must reach jansson unchanged so it is refused as JSON,
         // not repaired: keep the bytes, not a decoded String.
-        if let invalid = validateUTF8(bytes) { throw invalid }
+        if let invalid = validateUTF8(bytes) { throw invalid.prefixed(String(cString: path)) }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -160,13 +160,15 @@ static void *increment_counter(void *arg) {
     return NULL;
 }
 
-static volatile int writers_done;
+/* Set by main when the writers are done; read by the reader and churn threads.
+ * The GCC/clang atomic builtins work in C99 mode (no <stdatomic.h> needed). */
+static int writers_done;
 
 /* Reads the counter while it is being written: it never goes back. */
 static void *read_counter(void *arg) {
     unsigned long *reads = (unsigned long *)arg;
     long long last = -1;
-    while (!writers_done) {
+    while (!__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE)) {
         char *json = NULL;
         long long n = -1;
         if (uf_feature_get(d, "Counter", &json) != UF_OK || !json ||
@@ -192,7 +194,7 @@ static int ignore(const uf_mutation *m, void *payload) {
 static void *churn_subscriptions(void *arg) {
     int *freed = (int *)arg;
     int made = 0;
-    while (!writers_done) {
+    while (!__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE)) {
         uint64_t id = 0;
         if (uf_subscribe(d, "ActualizationIn<Counter.Counting>", ignore, freed, check_count_free, &id) != UF_OK) {
             problem("uf_subscribe", uf_last_error());
@@ -214,7 +216,7 @@ static void four_threads_incrementing_a_counter_lose_nothing(void) {
     pthread_t writers[THREADS], reader, churner;
     unsigned long applied[THREADS] = {0}, reads = 0;
     int churn_freed = 0;
-    writers_done = 0;
+    __atomic_store_n(&writers_done, 0, __ATOMIC_RELEASE);
     for (int t = 0; t < THREADS; ++t) REQUIRE(pthread_create(&writers[t], NULL, increment_counter, &applied[t]) == 0);
     REQUIRE(pthread_create(&reader, NULL, read_counter, &reads) == 0);
     REQUIRE(pthread_create(&churner, NULL, churn_subscriptions, &churn_freed) == 0);
@@ -223,7 +225,7 @@ static void four_threads_incrementing_a_counter_lose_nothing(void) {
         pthread_join(writers[t], NULL);
         total += applied[t];
     }
-    writers_done = 1;
+    __atomic_store_n(&writers_done, 1, __ATOMIC_RELEASE);
     pthread_join(reader, NULL);
     pthread_join(churner, NULL);
     printf("counter: %lu applied, %lu reads, %d subscriptions churned\n", total, reads, churn_freed);
