@@ -79,16 +79,7 @@ extension Dispatcher {
     func restore(_ json: JSONValue) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_state_restore")
         try exclusive { () throws(UniFlowError) in
-            let before = ModelSnapshot(of: self)
-            install(try validatedModel(json))
-            if hot.journaling {
-                do throws(UniFlowError) {
-                    try journalRestore(modelJSON())
-                } catch {
-                    install(before)
-                    throw error
-                }
-            }
+            try installJournaled(try validatedModel(json), replacing: ModelSnapshot(of: self))
         }
     }
 }

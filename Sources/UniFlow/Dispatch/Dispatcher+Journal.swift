@@ -42,6 +42,19 @@ extension Dispatcher {
         try journal?.append(["seq": .int(Int64(seq)), "restore": model])
     }
 
+    /// Installs a model wholesale (a restore, a replay) and journals it as a
+    /// restore line; when that line cannot be written, `before` is put back.
+    func installJournaled(_ model: ModelSnapshot, replacing before: ModelSnapshot) throws(UniFlowError) {
+        install(model)
+        guard hot.journaling else { return }
+        do throws(UniFlowError) {
+            try journalRestore(modelJSON())
+        } catch {
+            install(before)
+            throw error
+        }
+    }
+
     /// Installs a journal's mutations the way a restore does: no callbacks, no
     /// bindings, no notifications. A torn last line is skipped (and reported);
     /// any other bad line fails the whole replay and changes nothing.
@@ -117,15 +130,7 @@ extension Dispatcher {
                 throw error.prefixed("\(name): line \(i + 1)")
             }
         }
-        install(model)
-        if hot.journaling {
-            do throws(UniFlowError) {
-                try journalRestore(modelJSON())
-            } catch {
-                install(before)
-                throw error
-            }
-        }
+        try installJournaled(model, replacing: before)
         seq = max(seq, lastSeq)
         if let tornLine {
             let failure = UniFlowError(.invalidJSON, "\(name): line \(tornLine) is incomplete (no newline); skipped")

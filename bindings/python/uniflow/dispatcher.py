@@ -319,6 +319,13 @@ class Dispatcher:
 
     # -- results ---------------------------------------------------------------------------
 
+    def _settle(self, rc: int, prepared: Any) -> Status:
+        """The end of a prepared action that did not simply succeed: wait (GIL
+        released) if the dispatcher was busy on another thread, then :meth:`_finish`."""
+        if rc == _BUSY:
+            rc = self._dispatch_wait(self._handle_arg, prepared)
+        return self._finish(rc)
+
     def _finish(self, rc: int) -> Status:
         """The slow path of every call: a pending callback exception, or a failure."""
         if self._errors:
@@ -448,9 +455,7 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
-            if rc == _BUSY:  # another thread is processing: wait, GIL released
-                rc = self._dispatch_wait(self._handle_arg, prepared)
-            return self._finish(rc)
+            return self._settle(rc, prepared)
         return self._dispatch_full(1, feature, None, into, False, 0, payload, via, scope, context, id)
 
     def actualize(self, feature: str, in_: str, payload: Optional[Union[Payload, str]] = None,
@@ -466,9 +471,7 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
-            if rc == _BUSY:  # another thread is processing: wait, GIL released
-                rc = self._dispatch_wait(self._handle_arg, prepared)
-            return self._finish(rc)
+            return self._settle(rc, prepared)
         return self._dispatch_full(2, feature, None, in_, False, 0, payload, via, scope, context, id)
 
     def transition(self, feature: str, into: str, from_: Optional[str] = None,
@@ -493,9 +496,7 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
-            if rc == _BUSY:  # another thread is processing: wait, GIL released
-                rc = self._dispatch_wait(self._handle_arg, prepared)
-            return self._finish(rc)
+            return self._settle(rc, prepared)
         return self._dispatch_full(3, feature, from_, into, same, 0, payload, via, scope, context, id)
 
     def deinitialize(self, feature: str, from_: Optional[str] = None, via: Optional[Via] = None,
@@ -515,9 +516,7 @@ class Dispatcher:
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
-            if rc == _BUSY:  # another thread is processing: wait, GIL released
-                rc = self._dispatch_wait(self._handle_arg, prepared)
-            return self._finish(rc)
+            return self._settle(rc, prepared)
         return self._dispatch_full(4, feature, from_, None, False, 0, None, via, scope, context, id)
 
     def trigger(self, feature: str, in_: Optional[str] = None, initialized: Optional[bool] = None,
