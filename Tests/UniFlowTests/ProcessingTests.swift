@@ -193,7 +193,7 @@ import Testing
                 a.into = on
                 a.from = on
                 #expect(uf_dispatch(h.d, &a) == UF_EINVAL)
-                #expect(h.lastError == "uf_action: 'from' is not allowed on a actualize action")
+                #expect(h.lastError == "uf_action: 'from' is not allowed on an actualize action")
                 a.kind = UF_ACTION_TRANSITION
                 a.same = 1
                 #expect(uf_dispatch(h.d, &a) == UF_EINVAL)

@@ -108,7 +108,7 @@ static void every_null_argument_is_refused(void) {
     CHECK(freed == 2);
     a.feature = "Toggle";
     a.into = NULL;
-    CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action: 'into' is required on a initialize action");
+    CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action: 'into' is required on an initialize action");
     CHECK(freed == 3);
     a.kind = UF_ACTION_TRANSITION;
     CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action: 'into' is required on a transition action");
@@ -517,7 +517,7 @@ static void via_payloads_are_released_once_whatever_happens(void) {
     a.via = probe_via;
     a.via_payload = &by_struct;
     a.via_payload_free = probe_free;
-    CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action: 'from' is not allowed on a actualize action");
+    CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action: 'from' is not allowed on an actualize action");
     CHECK(by_struct.calls == 0 && by_struct.freed == 1);
     a.from = NULL;
     a.payload_json = "{}";

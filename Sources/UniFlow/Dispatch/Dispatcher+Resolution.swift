@@ -136,13 +136,15 @@ extension Dispatcher {
 
     /// The fields of a `uf_action` that do not fit its kind are `UF_EINVAL`.
     private func checkFields(_ a: uf_action, _ kind: ActionKind) throws(UniFlowError) {
+        // "an initialize action", "a transition action".
+        let article = kind == .initialize || kind == .actualize ? "an" : "a"
         func refuse(_ what: String) -> UniFlowError {
-            UniFlowError(.invalidArgument, "uf_action: \(what) on a \(kind.rawValue) action")
+            UniFlowError(.invalidArgument, "uf_action: \(what) on \(article) \(kind.rawValue) action")
         }
         switch kind {
         case .initialize, .actualize:
             if a.from != nil { throw refuse("'from' is not allowed") }
-            if a.into == nil { throw UniFlowError(.invalidArgument, "uf_action: 'into' is required on a \(kind.rawValue) action") }
+            if a.into == nil { throw UniFlowError(.invalidArgument, "uf_action: 'into' is required on \(article) \(kind.rawValue) action") }
             if a.same != 0 { throw refuse("'same' is not allowed") }
         case .transition:
             if a.into == nil { throw UniFlowError(.invalidArgument, "uf_action: 'into' is required on a transition action") }
