@@ -17,6 +17,19 @@ enum ActionTemplate {
         }
     }
 
+    /// Every `{"$": rule}` rule in the template.
+    static func rules(in template: JSONValue) -> [JSONValue] {
+        switch template {
+        case .object(let object):
+            if object.count == 1, let rule = object["$"] { return [rule] }
+            return object.flatMap { rules(in: $0.value) }
+        case .array(let items):
+            return items.flatMap(rules(in:))
+        default:
+            return []
+        }
+    }
+
     /// The template with every `{"$": rule}` replaced by the rule's value over `data`.
     static func substitute(_ template: JSONValue, data: JSONValue) throws(UniFlowError) -> JSONValue {
         switch template {

@@ -19,6 +19,9 @@ public struct BindingDefinition: Sendable {
     public var thenCall: String?
     /// Action templates; `{"$": rule}` objects are replaced before queueing.
     public var thenSubmit: [JSONValue]
+    /// Whether a rule of the binding may read `model` (building it costs a walk
+    /// over every initialized feature, so it is built only for bindings that may).
+    public var readsModel = true
 
     /// The name reports and graphs use: the scenario, or one derived from the clauses.
     public var name: String {
@@ -62,6 +65,14 @@ extension BindingDefinition.Given {
     var handler: String? {
         if case .call(let handler, _) = self { return handler }
         return nil
+    }
+
+    /// The clause's JsonLogic rule, if it has one.
+    var rule: JSONValue? {
+        switch self {
+        case .when(let rule, _), .map(let rule, _): rule
+        case .call: nil
+        }
     }
 }
 
@@ -118,8 +129,11 @@ extension BindingDefinition {
         if thenCall == nil && then["submit"] == nil {
             throw UniFlowError(.schema, "\(path).then: needs 'submit' and/or 'call'")
         }
-        return BindingDefinition(scenario: scenario, when: when, given: given, thenSpec: thenSpec,
-                                 thenCall: thenCall, thenSubmit: templates)
+        var binding = BindingDefinition(scenario: scenario, when: when, given: given, thenSpec: thenSpec,
+                                        thenCall: thenCall, thenSubmit: templates)
+        let rules = given.compactMap(\.rule) + templates.flatMap(ActionTemplate.rules(in:))
+        binding.readsModel = rules.contains { JsonLogic.mayRead($0, member: "model") }
+        return binding
     }
 
     private static func parseGiven(_ json: JSONValue, path: String) throws(UniFlowError) -> Given {

@@ -83,6 +83,7 @@ extension Dispatcher {
         }
         let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
         var data: JSONValue? = nil
+        var dataHasModel = false
         for reference in candidates {
             let binding = modelBindings[reference.owner]![Int(reference.index)]
             let filter = binding.filter
@@ -93,8 +94,12 @@ extension Dispatcher {
             let ownerActive = hot.features[Int(binding.owner)].state >= 0
                 || (binding.owner == record.feature && record.kind == Int32(UF_MUTATION_DEINITIALIZATION.rawValue))
             guard ownerActive else { continue }
-            if data == nil {
-                data = ["mutation": mutationJSON(record), "model": modelJSON(), "given": .null]
+            // The model only for bindings whose rules may read it: with many
+            // features it costs more than everything else a binding does.
+            let readsModel = binding.definition.readsModel
+            if data == nil || (readsModel && !dataHasModel) {
+                data = ["mutation": mutationJSON(record), "model": readsModel ? modelJSON() : [:], "given": .null]
+                dataHasModel = readsModel
             }
             run(binding, record: record, data: data!)
         }

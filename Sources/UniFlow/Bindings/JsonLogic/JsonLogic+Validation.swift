@@ -48,4 +48,47 @@ extension JsonLogic {
     }
 
     private static func location(_ path: String) -> String { path.isEmpty ? "" : " at \(path)" }
+
+    /// Whether evaluating the rule may read the data's member `key` (the
+    /// binding's `model`, which costs a walk over every feature to build): a `var`,
+    /// `missing` or `missing_some` whose path is computed, empty (the whole data),
+    /// or starts with `key`. Conservative: a path inside `map` and its kin refers
+    /// to the element, but counts all the same.
+    static func mayRead(_ rule: JSONValue, member key: String) -> Bool {
+        func namesMember(_ path: JSONValue) -> Bool {
+            switch path {
+            case .string(let text):
+                return text.isEmpty || text == key || text.hasPrefix(key + ".")
+            case .int, .double, .null, .bool:
+                return false
+            case .array(let items):
+                // `missing`'s list of paths, or `var`'s [path, default].
+                return items.contains { namesMember($0) }
+            case .object:
+                return true  // computed
+            }
+        }
+        switch rule {
+        case .array(let items):
+            return items.contains { mayRead($0, member: key) }
+        case .object(let object) where object.count == 1:
+            let (name, argument) = object.entries[0]
+            let arguments = argument.arrayValue ?? [argument]
+            switch name {
+            case "var":
+                // No argument at all is the whole data.
+                guard let path = arguments.first else { return true }
+                if namesMember(path) { return true }
+                return arguments.dropFirst().contains { mayRead($0, member: key) }
+            case "missing":
+                return arguments.contains { namesMember($0) || mayRead($0, member: key) }
+            case "missing_some":
+                return arguments.contains { namesMember($0) || mayRead($0, member: key) }
+            default:
+                return arguments.contains { mayRead($0, member: key) }
+            }
+        default:
+            return false
+        }
+    }
 }
