@@ -36,32 +36,6 @@ except ImportError:  # running from the source tree without installing the packa
 
 DEFINITION_FILE = ROOT / "examples" / "definitions" / "file_downloading.json"
 
-# Used only when examples/definitions is not there (the same feature).
-FALLBACK_DEFINITION: Dict[str, Any] = {
-    "feature": "FileDownloading",
-    "description": "Downloads one file: starts, reports progress, completes or fails",
-    "states": {
-        "Starting": {},
-        "InProgress": {"fields": {"progress": "number"}},
-        "Completed": {},
-        "Failed": {"fields": {"reason": "string",
-                              "code": {"type": "integer", "optional": True},
-                              "retries": {"type": "integer", "default": 0}}},
-    },
-    "initial": ["Starting"],
-    "transitions": {"Starting": ["InProgress", "Failed"],
-                    "InProgress": ["InProgress", "Completed", "Failed"]},
-    "bindings": [{
-        "scenario": "Finish the download when progress reaches 100",
-        "when": "ActualizationIn<FileDownloading.InProgress>",
-        "given": [{"spec": "progress is complete",
-                   "if": {">=": [{"var": "mutation.new.payload.progress"}, 100]}}],
-        "then": {"spec": "mark it completed",
-                 "submit": [{"kind": "transition", "feature": "FileDownloading",
-                             "from": "InProgress", "into": "Completed"}]},
-    }],
-}
-
 
 class ChunkFailed(Exception):
     """A worker could not fetch its chunk."""
@@ -70,7 +44,7 @@ class ChunkFailed(Exception):
 def download(workers: int, chunks: int, fail_at: Optional[float]) -> int:
     share = 100 / chunks
     with uniflow.Dispatcher() as d:
-        d.register(str(DEFINITION_FILE) if DEFINITION_FILE.exists() else FALLBACK_DEFINITION)
+        d.register(str(DEFINITION_FILE))
 
         @d.on("AnyMutationOf<FileDownloading>")
         def show(m: uniflow.Mutation) -> None:
