@@ -6,12 +6,9 @@ import Testing
 /// Errors in files name the file first, whatever the error: unreadable, not
 /// UTF-8, not JSON (SPEC 2, "JSON input everywhere"; SPEC 10, journals).
 @Suite struct FileInput {
-    private func temporaryPath(_ name: String) -> String {
-        "/tmp/uniflow-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max)).json"
-    }
 
     @Test func aDefinitionFileThatIsNotUTF8NamesTheFileLineAndColumn() {
-        let path = temporaryPath("latin1")
+        let path = temporaryPath("latin1", extension: "json")
         defer { unlink(path) }
         writeAll(path, Array(#"{"feature":"Caf"#.utf8) + [0xE9] + Array(#"","states":{"A":{}}}"#.utf8))
         let h = Harness()

@@ -12,9 +12,6 @@ import Testing
 /// must not inherit the first one's features. A batch is one line, so a crash
 /// leaves all of it or none.
 @Suite struct JournalSessions {
-    private func temporaryPath(_ name: String) -> String {
-        "/tmp/uniflow-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max)).jsonl"
-    }
 
     @Test func aSecondSessionThatDidNotReplayReplaysToItsOwnModel() throws {
         let path = temporaryPath("sessions")

@@ -1,24 +1,9 @@
 import Testing
 @testable import UniFlow
 
-/// FileDownloading of SPEC section 2, plus a state with one field of every type.
+/// FileDownloading of SPEC section 2, plus a state with one field of every type (`Seeds`).
 private func fileDownloading() throws -> FeatureDefinition {
-    let json = try JSONParser.parse(#"""
-        {"feature": "FileDownloading",
-         "states": {
-           "Starting":   {},
-           "InProgress": {"fields": {"progress": "number"}},
-           "Failed":     {"fields": {"reason": "string",
-                                     "code": {"type": "integer", "optional": true},
-                                     "retries": {"type": "integer", "default": 0}}},
-           "Typed":      {"fields": {"s": {"type": "string", "optional": true},
-                                     "n": {"type": "number", "optional": true},
-                                     "i": {"type": "integer", "optional": true},
-                                     "b": {"type": "boolean", "optional": true},
-                                     "o": {"type": "object", "optional": true},
-                                     "a": {"type": "array", "optional": true},
-                                     "y": {"type": "any", "optional": true}}}}}
-        """#)
+    let json = try JSONParser.parse(Seeds.typedFileDownloading)
     return try DefinitionParser.parse(json)[0]
 }
 

@@ -8,24 +8,7 @@ import Testing
 // order: JSON, shape, names, payload) and the same resulting model. Each case runs
 // both ways, on two dispatchers in the same starting state.
 
-private let definitions = #"""
-[{"feature": "Toggle", "states": {"Off": {}, "On": {}}},
- {"feature": "FileDownloading",
-  "states": {"Starting": {},
-             "InProgress": {"fields": {"progress": "number"}},
-             "Failed": {"fields": {"reason": "string",
-                                   "code": {"type": "integer", "optional": true},
-                                   "retries": {"type": "integer", "default": 0}}},
-             "Typed": {"fields": {"s": {"type": "string", "optional": true},
-                                  "n": {"type": "number", "optional": true},
-                                  "i": {"type": "integer", "optional": true},
-                                  "b": {"type": "boolean", "optional": true},
-                                  "o": {"type": "object", "optional": true},
-                                  "a": {"type": "array", "optional": true},
-                                  "y": {"type": "any", "optional": true}}}},
-  "transitions": {"Starting": ["InProgress", "Failed", "Typed"], "InProgress": ["InProgress", "Failed", "Typed"],
-                  "Typed": ["Typed", "Failed"], "Failed": ["Typed"]}}]
-"""#
+private let definitions = "[\(Seeds.toggle), \(Seeds.typedFileDownloading)]"
 
 /// Toggle is Off; FileDownloading is InProgress at 10.
 private func started() -> Harness {

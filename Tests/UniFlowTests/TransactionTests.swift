@@ -89,9 +89,6 @@ import Testing
         #expect(h.state == before)
     }
 
-    private func temporaryPath(_ name: String) -> String {
-        "/tmp/uniflow-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max)).jsonl"
-    }
 
     @Test func aJournalReplaysToTheSameModel() throws {
         let path = temporaryPath("journal")

@@ -139,4 +139,29 @@ enum Seeds {
     static let toggle = """
     {"feature": "Toggle", "states": {"Off": {}, "On": {}}}
     """
+
+    /// FileDownloading of SPEC section 2 plus `Typed`, a state with one optional
+    /// field of every type, for payload checks.
+    static let typedFileDownloading = #"""
+    {"feature": "FileDownloading",
+      "states": {"Starting": {},
+                 "InProgress": {"fields": {"progress": "number"}},
+                 "Failed": {"fields": {"reason": "string",
+                                       "code": {"type": "integer", "optional": true},
+                                       "retries": {"type": "integer", "default": 0}}},
+                 "Typed": {"fields": {"s": {"type": "string", "optional": true},
+                                      "n": {"type": "number", "optional": true},
+                                      "i": {"type": "integer", "optional": true},
+                                      "b": {"type": "boolean", "optional": true},
+                                      "o": {"type": "object", "optional": true},
+                                      "a": {"type": "array", "optional": true},
+                                      "y": {"type": "any", "optional": true}}}},
+      "transitions": {"Starting": ["InProgress", "Failed", "Typed"], "InProgress": ["InProgress", "Failed", "Typed"],
+                      "Typed": ["Typed", "Failed"], "Failed": ["Typed"]}}
+    """#
+}
+
+/// A fresh path under /tmp for a test's file (unique per process and call).
+func temporaryPath(_ name: String, extension ext: String = "jsonl") -> String {
+    "/tmp/uniflow-test-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max)).\(ext)"
 }
