@@ -74,6 +74,14 @@ private func expectRefused(_ text: String, _ message: String, status: Status = .
         #expect(definitions[0].states.map(\.name) == ["LoggedOut", "LoggedIn"])
     }
 
+    @Test func aSchemaReferenceIsAcceptedOnTheDocumentAndIgnored() throws {
+        let wrapped = try parse(#"{"$schema": "schema/uniflow-definitions.schema.json", "features": [{"feature": "A", "states": {"S": {}}}]}"#)
+        #expect(wrapped.map(\.name) == ["A"])
+        let single = try parse(#"{"$schema": "https://example.org/s.json", "feature": "B", "states": {"S": {}}}"#)
+        #expect(single.map(\.name) == ["B"])
+        #expect(single[0].states.map(\.name) == ["S"])
+    }
+
     @Test func emptyListsDefineNothing() throws {
         #expect(try parse("[]").isEmpty)
         #expect(try parse(#"{"features": []}"#).isEmpty)
@@ -133,6 +141,8 @@ private func expectRefused(_ text: String, _ message: String, status: Status = .
         (#"{"features": {}}"#, "features: expected array, got object"),
         (#"{"features": [], "version": 1}"#, "definitions: unknown key 'version' next to 'features'"),
         (#"[{"feature": "A", "states": {"S": {}}}, 3]"#, "features[1]: expected object, got number"),
+        (#"{"$schema": 1, "features": []}"#, "definitions.$schema: expected string, got number"),
+        (#"{"$schema": null, "feature": "A", "states": {"S": {}}}"#, "features[0].$schema: expected string, got null"),
     ])
     func wrongTopLevelShapes(text: String, message: String) throws {
         try expectRefused(text, message)

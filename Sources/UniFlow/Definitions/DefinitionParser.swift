@@ -46,8 +46,11 @@ public enum DefinitionParser {
         case .object(let object) where object["features"] != nil:
             // "features" is not a key of a definition, so an object holding it can
             // only be the wrapper; anything next to it is a mistake.
-            for (key, _) in object where key != "features" {
-                throw UniFlowError(.schema, "definitions: unknown key '\(key)' next to 'features'")
+            for (key, value) in object where key != "features" {
+                guard key == "$schema" else {
+                    throw UniFlowError(.schema, "definitions: unknown key '\(key)' next to 'features'")
+                }
+                try schemaReference(value, at: "definitions.$schema")
             }
             guard case .array(let items)? = object["features"] else {
                 throw expected("array", got: object["features"]!, at: "features")
@@ -62,7 +65,7 @@ public enum DefinitionParser {
 
     // MARK: Feature
 
-    private static let featureKeys = ["feature", "description", "states", "initial", "transitions", "bindings"]
+    private static let featureKeys = ["$schema", "feature", "description", "states", "initial", "transitions", "bindings"]
 
     private static func parseFeature(_ json: JSONValue, path: String) throws(UniFlowError) -> FeatureDefinition {
         let object = try objectValue(json, at: path)
@@ -70,6 +73,7 @@ public enum DefinitionParser {
         // not as `states` missing.
         try checkKeys(object, allowed: featureKeys, at: path)
 
+        if let value = object["$schema"] { try schemaReference(value, at: "\(path).$schema") }
         let name = try name(try required("feature", in: object, at: path), at: "\(path).feature")
         let description = try optionalString(object["description"], at: "\(path).description")
         let states = try parseStates(try required("states", in: object, at: path), at: "\(path).states")
@@ -225,6 +229,12 @@ public enum DefinitionParser {
     }
 
     // MARK: Helpers
+
+    /// `$schema` names the JSON Schema an editor validates the document with; the
+    /// library only checks that it is a string.
+    private static func schemaReference(_ json: JSONValue, at path: String) throws(UniFlowError) {
+        guard case .string = json else { throw expected("string", got: json, at: path) }
+    }
 
     private static func objectValue(_ json: JSONValue, at path: String) throws(UniFlowError) -> JSONObject {
         guard case .object(let object) = json else { throw expected("object", got: json, at: path) }
