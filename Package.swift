@@ -12,7 +12,8 @@ let package = Package(
         .systemLibrary(name: "CJansson", path: "Sources/CJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CUniFlow", path: "Sources/CUniFlow"),
-        .target(name: "UniFlow", dependencies: ["CJansson", "CUniFlow"], path: "Sources/UniFlow"),
+        .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
+        .target(name: "UniFlow", dependencies: ["CJansson", "CUniFlow", "CSystem"], path: "Sources/UniFlow"),
         .testTarget(name: "UniFlowTests", dependencies: ["UniFlow", "CUniFlow"]),
     ]
 )

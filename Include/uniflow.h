@@ -23,10 +23,24 @@
  *   - Callbacks take their user `payload` last. A `payload_free` (may be NULL) is
  *     called exactly once, when the library no longer needs `payload`.
  *   - NULL where a value is required (a dispatcher, a text, a callback, an out
- *     pointer) is UF_EINVAL, with a message naming the argument; only
- *     uf_dispatcher_free() and uf_free() accept NULL, as a no-op. Accessors that
- *     cannot return a status (uf_context_*, uf_mutation_*, uf_binding_call_*_json)
- *     return NULL or 0 for a NULL handle.
+ *     pointer) is UF_EINVAL, with a message "function: parameter is NULL"; a
+ *     payload given with a callback that is refused is released at once (its
+ *     payload_free runs). Only uf_dispatcher_free() and uf_free() accept NULL, as
+ *     a no-op. Accessors that cannot return a status (uf_context_*, uf_mutation_*,
+ *     uf_binding_call_*_json, uf_watch_*, uf_intercepted_*) return NULL or 0 for
+ *     a NULL handle.
+ *   - Values come back through out-parameters, never through the status.
+ *   - Options are one JSON object per constructor (uf_dispatcher_new); an unknown
+ *     option or a bad value is UF_EINVAL. Behaviour that differs per call is a
+ *     flags argument (UF_TIMER_KEEP).
+ *   - Out of memory: every block the library allocates itself is checked; a call
+ *     that cannot allocate fails with UF_ENOMEM and changes nothing (a registration
+ *     installs nothing, an action applies nothing). Memory the Swift runtime
+ *     allocates for the core's own values cannot be checked: running out of it
+ *     ends the process, as in any Swift program.
+ *   - Documentation beyond this header: docs/ in the source tree (definitions.md,
+ *     actions.md, filters.md, bindings.md, processing.md, time.md, instances.md,
+ *     watches-and-interceptors.md, events.md, journal.md, c-guide.md).
  *
  * Threads
  *   Every function may be called from any thread. A dispatcher processes one action
@@ -38,6 +52,18 @@
  *   A callback must not wait for another thread that uses the same dispatcher, and
  *   two dispatchers whose callbacks submit to each other from two threads can
  *   deadlock.
+ *
+ *   Timers: by default ("timers": "thread") a thread of the library, started when
+ *   the first timer is armed, fires them, so callbacks then run on that thread,
+ *   under the same rules. This is the one place the library runs user code on a
+ *   thread the host did not make: it exists so that timeouts work in a host
+ *   without an event loop. Hosts with a loop should use "timers": "host" and
+ *   uf_loop_fd()/uf_loop_timeout()/uf_loop_run(): then nothing runs by itself.
+ *
+ *   Fork: in a child process, a dispatcher made before the fork may only be freed
+ *   (its memory is released; no thread is joined, and payload_free callbacks run
+ *   only if no thread was inside the dispatcher at the fork); every other call on
+ *   it is UF_EMISUSE.
  */
 #ifndef UNIFLOW_H
 #define UNIFLOW_H
@@ -53,9 +79,11 @@ extern "C" {
  * Version
  * ------------------------------------------------------------------------------ */
 
-#define UNIFLOW_VERSION "0.1.0"
+/* The one place the version is written: the library, CMake and the Python
+ * package read it from here. */
+#define UNIFLOW_VERSION "0.2.0"
 /* major*1000000 + minor*1000 + patch */
-#define UNIFLOW_VERSION_NUMBER 1000
+#define UNIFLOW_VERSION_NUMBER 2000
 
 /* The library's version as text ("0.1.0"); static, never NULL. */
 const char *uf_version(void);
@@ -123,14 +151,22 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     restore or registration whose line cannot be written (a
  *                     full disk) fails with UF_EIO and changes nothing.
  *   "journal_sync":   boolean (default false) — also fsync after every line
+ *   "timers":         "thread" (default) | "host" — who fires timers: the library's
+ *                     own thread, or the host's loop through uf_loop_run()
+ *   "clock":          "monotonic" (default) | "manual" — CLOCK_MONOTONIC, or a
+ *                     clock that moves only with uf_clock_advance() (tests)
+ *   "deferred_limit": integer >= 1 (default 100000) — deliveries that may wait for
+ *                     uf_loop_run(); past it the oldest is dropped and reported
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.
  * out must not be NULL; *out is set to NULL on failure. */
 int uf_dispatcher_new(uf_dispatcher **out, const char *options_json);
 
-/* Frees the dispatcher, its model, and every subscription (calling each
- * payload_free). NULL: no-op. Called from inside one of the dispatcher's own
- * callbacks it does nothing and sets the thread's last status to UF_EMISUSE:
- * free it after the outer call returns. Must not race with other calls on d. */
+/* Frees the dispatcher, its model, and every registration (calling each
+ * payload_free). It first stops the timer thread, waiting for a firing under way:
+ * nothing fires after. NULL: no-op. Called from inside one of the dispatcher's own
+ * callbacks (timer-caused ones included) it does nothing and sets the thread's
+ * last status to UF_EMISUSE: free it after the outer call returns. Must not race
+ * with other calls on d. Remove uf_loop_fd()'s descriptor from your loop first. */
 void uf_dispatcher_free(uf_dispatcher *d);
 
 /* ------------------------------------------------------------------------------
@@ -148,20 +184,54 @@ int uf_register(uf_dispatcher *d, const char *definitions_json);
 /* uf_register with the content of a file; UF_EIO if it cannot be read. */
 int uf_register_file(uf_dispatcher *d, const char *path);
 
-/* Submits one action as JSON (see the README for the twelve forms).
+/* Submits one action as JSON. The forms, with their preconditions:
+ *
+ *    1 {"kind":"initialize","feature":"F","into":"S"}               F absent, S initial
+ *    2   the same + "payload":{...} (or a via callback)               F absent, S initial
+ *    3 {"kind":"actualize","feature":"F","in":"S","payload":{...}}  F is in S
+ *    4 {"kind":"transition","feature":"F","from":"A","into":"B"}    F is in A, A->B declared
+ *    5   the same + "payload":{...} (or a via callback)
+ *    6 {"kind":"transition","feature":"F","into":"S","same":false}  F initialized; not in S
+ *                                                                   unless "same" is true
+ *    7   the same + "payload":{...} (or a via callback)
+ *    8 {"kind":"deinitialize","feature":"F"}                        F initialized
+ *    9 {"kind":"deinitialize","feature":"F","from":"S"}             F is in S
+ *   10 {"kind":"trigger","feature":"F","initialized":false}         F absent
+ *   11 {"kind":"trigger","feature":"F","initialized":true}          F initialized
+ *   12 {"kind":"trigger","feature":"F","in":"S"}                    F is in S
+ *   and {"kind":"send","feature":"F","event":"E","payload":{...}}   F initialized and the
+ *       definition's `on` has a target for E (see docs/events.md)
+ *
+ * Every action may carry "scope", "context" and "id" (strings, echoed in mutations
+ * and reports), and, on a keyed feature, must carry "key" (the instance). A
+ * trigger may carry "submit": [actions], queued if the trigger is processed.
+ * Checks run in this order, the first failure deciding the status: JSON
+ * (UF_EJSON), shape (UF_ESCHEMA: unknown keys, wrong types, keys that do not fit
+ * the kind, a missing or unexpected key), names (UF_ENOTFOUND), the given payload
+ * against its state's fields (UF_ESCHEMA), then, when processed, the precondition
+ * (UF_REJECTED), interceptors, the via callback, the payload the via gave.
  * Returns UF_OK when applied (or, for a trigger, processed), UF_QUEUED inside a
  * callback, UF_REJECTED when the precondition does not hold, or an input error. */
 int uf_submit(uf_dispatcher *d, const char *action_json);
 
 /* The GlobalModel as JSON: {"Feature": {"state": "S", "payload": {...}}, ...},
- * initialized features only, in registration order. *out_json is freed with
+ * initialized features only, in registration order. A keyed feature is an object
+ * of its live instances in creation order ({"Download": {"a_pdf": {"state": ..,
+ * "payload": ..}, ...}}), absent while none lives. *out_json is freed with
  * uf_free. */
 int uf_state_get(uf_dispatcher *d, char **out_json);
 
-/* One feature as {"state": "S", "payload": {...}}; *out_json is NULL (and the
- * status UF_OK) when the feature is registered but not initialized; UF_ENOTFOUND
- * when it is not registered. *out_json is freed with uf_free. */
+/* One feature as {"state": "S", "payload": {...}} (a keyed feature: the object of
+ * its instances); *out_json is NULL (and the status UF_OK) when the feature is
+ * registered but not initialized (no instance lives); UF_ENOTFOUND when it is not
+ * registered. *out_json is freed with uf_free. */
 int uf_feature_get(uf_dispatcher *d, const char *feature, char **out_json);
+
+/* One instance of a keyed feature as {"state": "S", "payload": {...}}; *out_json
+ * is NULL (and the status UF_OK) when that instance does not live. UF_ENOTFOUND
+ * for an unknown feature; UF_ESCHEMA for a single feature or a key that breaks
+ * the key rules. *out_json is freed with uf_free. */
+int uf_instance_get(uf_dispatcher *d, const char *feature, const char *key, char **out_json);
 
 /* {"features": [...]}: every definition as registered, in registration order.
  * *out_json is freed with uf_free. */
@@ -188,7 +258,8 @@ typedef enum uf_action_kind {
     UF_ACTION_ACTUALIZE = 2,
     UF_ACTION_TRANSITION = 3,
     UF_ACTION_DEINITIALIZE = 4,
-    UF_ACTION_TRIGGER = 5
+    UF_ACTION_TRIGGER = 5,
+    UF_ACTION_SEND = 6
 } uf_action_kind;
 
 typedef struct uf_action {
@@ -197,24 +268,31 @@ typedef struct uf_action {
     const char *feature;
     const char *from;           /* transition/deinitialize "from", trigger "in"; NULL: none */
     const char *into;           /* initialize/transition "into", actualize "in" */
-    const char *payload_json;   /* NULL: automatically (or via) */
+    const char *payload_json;   /* NULL: automatically (or via); a send's event payload */
     int same;                   /* transition into: allow the same state */
     int uninitialized;          /* trigger without "in": 0 = initialized, 1 = absent */
     const char *scope, *context, *id;
     uf_via_fn via;              /* NULL: none */
     void *via_payload;
     void (*via_payload_free)(void *);
+    /* Added in 0.2.0 (a caller built against 0.1.0 passes the smaller size, and
+     * these read as NULL): */
+    const char *key;            /* the instance of a keyed feature; NULL for a single one */
+    const char *event;          /* a send's event name; NULL for the other kinds */
 } uf_action;
 
 #define UF_ACTION_INIT { sizeof(uf_action), (uf_action_kind)0, NULL, NULL, NULL, NULL, \
-                         0, 0, NULL, NULL, NULL, NULL, NULL, NULL }
+                         0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Submits the action described by the struct, with the same semantics as
- * uf_submit. Everything needed is copied before it returns. A size smaller than
- * the first released struct or larger than this library's is UF_EINVAL (fields
- * beyond size read as zero); so is an unknown kind or a field that does not fit the
- * kind (a `from` on an actualize, `same` together with `from`).
- * via_payload_free runs exactly once, whatever the outcome. */
+ * uf_submit. Everything needed is copied before it returns. `size` may be that of
+ * the first released struct (it ends after via_payload_free), of this one, or
+ * anything between that ends on a field; fields beyond size read as zero. Any
+ * other size is UF_EINVAL; so is an unknown kind or a field that does not fit the
+ * kind (a `from` on an actualize, `same` together with `from`, a key on a single
+ * feature or none on a keyed one, a key that breaks the key rules, an event on
+ * anything but a send, a via on a send). via_payload_free runs exactly once,
+ * whatever the outcome. */
 int uf_dispatch(uf_dispatcher *d, const uf_action *action);
 
 /* uf_dispatch that never waits for another thread: when another thread is
@@ -243,6 +321,9 @@ const char *uf_context_state(const uf_context *ctx);
 const char *uf_context_payload_json(const uf_context *ctx);
 /* The dispatcher running the callback. */
 uf_dispatcher *uf_context_dispatcher(const uf_context *ctx);
+/* The instance's key (a keyed feature); NULL for a single feature. Valid during
+ * the callback. */
+const char *uf_context_key(const uf_context *ctx);
 /* Sets the payload of the state being entered or actualized. Checked at once:
  * UF_ESCHEMA if it does not fit the state (the action then fails with
  * UF_ESCHEMA unless a later become succeeds); UF_EMISUSE on a trigger or a
@@ -269,9 +350,11 @@ typedef int (*uf_subscriber_fn)(const uf_mutation *m, void *payload);
  *   Deinitialization<F>, InitializationInto<F.S>, ActualizationIn<F.S>,
  *   TransitionInto<F.S>, TransitionFrom<F.S>, TransitionBetween<F.A, F.B>,
  *   DeinitializationFrom<F.S>.
+ * On a keyed feature, F[key] in place of F names one instance (which need not live
+ * yet), e.g. TransitionInto<Download[a_pdf].Completed>; F alone matches all of them.
  * A filter that does not parse (the empty string included: only NULL means
- * AnyMutation) or a TransitionBetween across two features is UF_ESCHEMA; an
- * unknown feature or state is UF_ENOTFOUND. *out_id (out_id may be NULL) receives an id that is never 0 and
+ * AnyMutation), a TransitionBetween across two features or two keys, or [key] on
+ * a single feature is UF_ESCHEMA; an unknown feature or state is UF_ENOTFOUND. *out_id (out_id may be NULL) receives an id that is never 0 and
  * never reused. payload_free runs exactly once: when the subscription ends, when
  * the dispatcher is freed, or at once if uf_subscribe fails; never while fn runs.
  * A subscription added during a notification is first called for the next
@@ -300,10 +383,18 @@ const char *uf_mutation_old_state(const uf_mutation *m);        /* NULL on initi
 const char *uf_mutation_new_state(const uf_mutation *m);        /* NULL on deinitialization */
 const char *uf_mutation_old_payload_json(const uf_mutation *m); /* NULL on initialization */
 const char *uf_mutation_new_payload_json(const uf_mutation *m); /* NULL on deinitialization */
-/* {"seq":..,"kind":..,"feature":..,"old":..,"new":..,"action":{..}} */
+/* {"seq":..,"kind":..,"feature":..,"key":..,"old":..,"new":..,"action":{..}}
+ * ("key" only for an instance of a keyed feature). */
 const char *uf_mutation_json(const uf_mutation *m);
 /* Counts applied mutations of the dispatcher from 1. */
 uint64_t uf_mutation_seq(const uf_mutation *m);
+/* The instance's key; NULL for a single feature. */
+const char *uf_mutation_key(const uf_mutation *m);
+/* A deferred delivery (uf_subscribe_deferred): how many deliveries to this
+ * subscription were dropped just before this one (deferred_limit); 0 otherwise.
+ * When it is not 0, resynchronize (read the state) instead of trusting the
+ * sequence of mutations. */
+uint64_t uf_mutation_dropped(const uf_mutation *m);
 
 /* ------------------------------------------------------------------------------
  * Reporting
@@ -311,10 +402,15 @@ uint64_t uf_mutation_seq(const uf_mutation *m);
 
 /* Receives a report as JSON:
  *   {"event": "processed"|"rejected"|"dropped"|"binding_processed"|
- *             "binding_rejected"|"binding_skipped",
- *    "action": {"kind":..,"feature":.., state keys, "scope","context","id"},
- *    "status": "UF_REJECTED", "reason": "...", "binding": "..."}
- * (keys that do not apply are absent). report_json is valid during the call. */
+ *             "binding_rejected"|"binding_skipped"|"timer_fired"|"timer_rejected",
+ *    "action": {"kind":..,"feature":..,"key":.., state keys, "event":..,
+ *               "scope","context","id","timer":..},
+ *    "status": "UF_REJECTED", "reason": "...", "binding": "...",
+ *    "timer": "id" or null, "subscription": id, "seq": n, "watch": id}
+ * (keys that do not apply are absent). A timer's reports carry "timer" (null for
+ * an anonymous API timer); a dropped deferred delivery "subscription" and "seq";
+ * a watch's rule error is a binding_rejected with "watch". report_json is valid
+ * during the call. */
 typedef void (*uf_report_fn)(const char *report_json, void *payload);
 
 /* Replaces the reporter; fn NULL goes back to the built-in reporter (which prints
@@ -392,9 +488,11 @@ int uf_logic_apply(const char *rule_json, const char *data_json, char **out_json
 int uf_submit_batch(uf_dispatcher *d, const char *actions_json_array);
 
 /* Replaces the model with one in uf_state_get's format (same definitions),
- * validated first: an unknown feature or state, or a payload that does not fit,
- * changes nothing. Restored features' model bindings become active; no mutations
- * are sent. Journaled when the dispatcher journals. UF_EMISUSE inside a callback. */
+ * validated first: an unknown feature or state, a payload that does not fit, or a
+ * malformed instance changes nothing. Restored features' model bindings become
+ * active and their state timers are armed afresh, for their full delay; no
+ * mutations are sent, no interceptor is called. Journaled when the dispatcher
+ * journals. UF_EMISUSE inside a callback. */
 int uf_state_restore(uf_dispatcher *d, const char *model_json);
 
 /* Installs the mutations of a journal written by a dispatcher with the same
@@ -404,12 +502,203 @@ int uf_state_restore(uf_dispatcher *d, const char *model_json);
  * started from an empty model, so replay starts over where a session begins
  * (replay first, then go on journaling, to continue a model across runs; a
  * dispatcher replaying the file it journals to stops where its own session
- * begins). A torn last line (no newline: the writer crashed) is skipped
+ * begins). It ends with the timers the journaling dispatcher had armed: API
+ * timers keep their deadline; state timers are derived from the mutations' "at"
+ * times, by their on_restore. A torn last line (no newline: the writer crashed) is skipped
  * and reported as a `dropped` report without an action; any other bad line, or a
  * journal of other definitions, fails the call (UF_ESCHEMA/UF_EJSON naming the
  * line) and changes nothing. UF_EIO if it cannot be read; UF_EMISUSE inside a
  * callback. */
 int uf_replay_file(uf_dispatcher *d, const char *journal_path);
+
+/* The model and the armed timers:
+ *   {"clock": "monotonic"|"manual", "model": {..as uf_state_get..},
+ *    "timers": [{"id": .., "kind": "state"|"api", "due_at": ms since the Unix
+ *                epoch (the manual reading on a manual clock), "remaining_ms": ..,
+ *                "ms": .., "on_restore": "fire"|"resume"|"restart",
+ *                "action": {..} (API timers)}, ...]}
+ * *out_json is freed with uf_free. */
+int uf_snapshot_get(uf_dispatcher *d, char **out_json);
+
+/* Installs a snapshot's model as uf_state_restore does (no mutations, no
+ * interceptors) and arms its timers again, replacing every armed timer, each by
+ * its on_restore: "fire" keeps the wall-clock deadline (one that passed while the
+ * host was down fires at the next chance), "resume" keeps the remaining time,
+ * "restart" arms the full delay. API timers always "fire". A snapshot of the other
+ * clock kind uses remaining_ms for "fire". A timer due at restore never fires
+ * inside this call. Invalid input (a timer naming no state timer of the model
+ * included) changes nothing. UF_EMISUSE inside a callback. */
+int uf_snapshot_restore(uf_dispatcher *d, const char *snapshot_json);
+
+/* ------------------------------------------------------------------------------
+ * Time: the clock and timers (docs/time.md)
+ * ------------------------------------------------------------------------------ */
+
+/* Flag for uf_submit_after/uf_dispatch_after: if the id is armed, keep that timer
+ * (throttle). Without it, arming an armed id replaces it (debounce). */
+#define UF_TIMER_KEEP 1
+
+/* Submits the action (as uf_submit would) after delay_ms, measured on the
+ * dispatcher's clock from now (from the firing timer's deadline inside a timer's
+ * cascade: chains do not drift). The action is checked at once up to the payload
+ * given in its JSON, as uf_submit checks it (those errors are returned and nothing
+ * is armed); its precondition is checked when it falls due. timer_id (NULL:
+ * anonymous, cannot be cancelled) is 1 to 256 bytes and must not contain ".after["
+ * (UF_EINVAL): a state timer's ids look like that. A delay of 0 is due at once but
+ * never fires inside the call that arms it. Unknown flags are UF_EINVAL. Any
+ * thread; inside a callback too (it is armed at once). */
+int uf_submit_after(uf_dispatcher *d, const char *action_json, uint64_t delay_ms,
+                    const char *timer_id, unsigned flags);
+
+/* uf_submit_after for a uf_action (copied; a via is UF_EINVAL). */
+int uf_dispatch_after(uf_dispatcher *d, const uf_action *action, uint64_t delay_ms,
+                      const char *timer_id, unsigned flags);
+
+/* Disarms an API timer: once this returns UF_OK it never fires, even if it was
+ * already due. UF_ENOTFOUND if no timer with that id is armed; UF_EMISUSE for a
+ * state timer's id (leave the state instead). */
+int uf_timer_cancel(uf_dispatcher *d, const char *timer_id);
+
+/* The armed timers, soonest first: [{"id": "save", "due_in_ms": 420, "ms": 500},
+ * ...] (anonymous API timers have "id": null; state timers are listed with their
+ * ids, "Feature.State.after[i]" or "Feature[key].State.after[i]"). *out_json is
+ * freed with uf_free. */
+int uf_timers_get(uf_dispatcher *d, char **out_json);
+
+/* "clock": "manual" only: moves the clock forward by ms (0 allowed), firing on the
+ * calling thread, in deadline order (arm order at one deadline), every timer due by
+ * then, timers already due included; the clock reads each timer's deadline while
+ * it fires. UF_EMISUSE on a monotonic dispatcher, or inside a callback. */
+int uf_clock_advance(uf_dispatcher *d, uint64_t ms);
+
+/* The dispatcher's clock: milliseconds since it was made (monotonic), or the
+ * manual reading. */
+int uf_clock_now(uf_dispatcher *d, uint64_t *out_ms);
+
+/* ------------------------------------------------------------------------------
+ * The host's event loop (docs/time.md)
+ * ------------------------------------------------------------------------------ */
+
+/* uf_subscribe whose deliveries wait for the host: each matching mutation is kept
+ * when it is applied and delivered by uf_loop_run(), on the thread that calls it,
+ * in mutation order (subscription order within one mutation). The accessors give
+ * the mutation as applied. UF_STOP and uf_unsubscribe work as usual and drop the
+ * subscription's waiting deliveries. At most "deferred_limit" deliveries wait:
+ * past it the oldest is dropped and reported (a `dropped` report with status
+ * UF_ENOMEM, "subscription" and "seq"), and uf_mutation_dropped() on the next
+ * delivery to that subscription says how many. */
+int uf_subscribe_deferred(uf_dispatcher *d, const char *when, uf_subscriber_fn fn,
+                          void *payload, void (*payload_free)(void *), uint64_t *out_id);
+
+/* A file descriptor for the host's loop (poll, epoll, GLib, libuv, asyncio's
+ * add_reader): readable while uf_loop_run() has work (deliveries or deferred
+ * watch values waiting, a host timer due), level-triggered. Made at the first
+ * call, O_CLOEXEC, owned and closed by uf_dispatcher_free(): remove it from your
+ * loop before freeing; never close it yourself. UF_EIO if it cannot be made. */
+int uf_loop_fd(uf_dispatcher *d, int *out_fd);
+
+/* What to pass to poll(): 0 when work is due, else the milliseconds until the
+ * next host timer (rounded up, so that a wait that long finds it due; clamped to
+ * INT_MAX), or -1 when nothing is armed or waiting. With "timers": "thread" or a
+ * manual clock only deliveries count. */
+int uf_loop_timeout(uf_dispatcher *d, int *out_ms);
+
+/* Does the loop's work: fires the host timers due now (each an outer call), then
+ * makes the deliveries waiting when it started plus those its timers caused, then
+ * the deferred watches' values. What those callbacks submit is processed before it
+ * returns; the deliveries that causes wait for the next call (the descriptor stays
+ * readable). *out_done (out_done may be NULL) = timers fired + deliveries made.
+ * A call like any other: from another thread while one runs it waits; inside a
+ * callback it is UF_EMISUSE. */
+int uf_loop_run(uf_dispatcher *d, uint64_t *out_done);
+
+/* ------------------------------------------------------------------------------
+ * Watches (docs/watches-and-interceptors.md)
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_watch_event uf_watch_event;
+
+/* Called with a watch's new value. Returns UF_STOP to end the watch, anything
+ * else (UF_KEEP) to keep it. May submit (queued), subscribe and read. */
+typedef int (*uf_watch_fn)(const uf_watch_event *w, void *payload);
+
+/* Follows a value selected from the model and calls fn only when it changes
+ * (numbers by value, objects whatever their key order). select_json is a JsonLogic
+ * rule over {"model": <the GlobalModel>} (not JSON: UF_EJSON; a malformed rule:
+ * UF_ESCHEMA). fn is called once before uf_watch returns, with the current value;
+ * after that the rule is evaluated once each outer call has finished (its whole
+ * cascade; a batch once, after it commits; a restore and a replay too), over the
+ * final model, and only when a feature its literal "model.F" paths name changed
+ * (a computed path: any change). A rule error makes the value null and is reported
+ * (binding_rejected with "watch"). Ids share the subscriptions' space:
+ * uf_unsubscribe ends a watch. payload_free as for uf_subscribe. */
+int uf_watch(uf_dispatcher *d, const char *select_json, uf_watch_fn fn, void *payload,
+             void (*payload_free)(void *), uint64_t *out_id);
+
+/* uf_watch delivered by uf_loop_run() (its first call too), coalesced: at most
+ * one value per watch waits, the latest; one equal to the last delivered is not
+ * delivered. */
+int uf_watch_deferred(uf_dispatcher *d, const char *select_json, uf_watch_fn fn, void *payload,
+                      void (*payload_free)(void *), uint64_t *out_id);
+
+/* The new value as JSON. Valid until fn returns. */
+const char *uf_watch_value_json(const uf_watch_event *w);
+/* The value delivered before, as JSON; NULL on the first call. Valid until fn returns. */
+const char *uf_watch_previous_json(const uf_watch_event *w);
+uint64_t uf_watch_id(const uf_watch_event *w);
+uf_dispatcher *uf_watch_dispatcher(const uf_watch_event *w);
+
+/* ------------------------------------------------------------------------------
+ * Interceptors (docs/watches-and-interceptors.md)
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_intercepted uf_intercepted;
+
+/* Sees each action about to be applied: after its input checks and its
+ * precondition held (for a send, once its target is chosen), before its via;
+ * wherever it came from (outside, the queue, bindings, trigger submits, timers).
+ * Returns 0 to go on, > 0 to veto (the action is rejected, UF_REJECTED, with the
+ * reason "intercepted by <id>" or the one uf_intercepted_set_reason gave; nothing
+ * changes), < 0 to fail it (UF_ECALLBACK). May submit (queued), subscribe and
+ * read. Inside a batch a veto fails the whole batch, and what interceptors queued
+ * is dropped with it. Restores, replays and journals are never intercepted. */
+typedef int (*uf_interceptor_fn)(uf_intercepted *a, void *payload);
+
+/* Adds an interceptor for one feature's actions (feature NULL: every feature's),
+ * called in registration order. An unknown feature is UF_ENOTFOUND. To end it,
+ * call uf_unsubscribe(d, id) (from inside it: uf_intercepted_dispatcher(a),
+ * uf_intercepted_id(a)). payload_free as for uf_subscribe. */
+int uf_intercept(uf_dispatcher *d, const char *feature, uf_interceptor_fn fn, void *payload,
+                 void (*payload_free)(void *), uint64_t *out_id);
+
+/* Accessors; strings are valid until the interceptor returns. */
+uf_action_kind uf_intercepted_kind(const uf_intercepted *a);
+const char *uf_intercepted_feature(const uf_intercepted *a);
+/* The instance's key; NULL for a single feature. */
+const char *uf_intercepted_key(const uf_intercepted *a);
+/* The state entered or actualized (a send: its chosen target); for a
+ * deinitialization or a trigger, the state it acts in; NULL when absent. */
+const char *uf_intercepted_state(const uf_intercepted *a);
+/* The action as JSON (as uf_submit takes it), made on first request; the payload
+ * is included when the action carried one. */
+const char *uf_intercepted_json(const uf_intercepted *a);
+/* This interceptor's id. */
+uint64_t uf_intercepted_id(const uf_intercepted *a);
+uf_dispatcher *uf_intercepted_dispatcher(const uf_intercepted *a);
+/* The reason a veto (a return > 0) reports instead of "intercepted by <id>".
+ * UF_EINVAL for NULL. */
+int uf_intercepted_set_reason(uf_intercepted *a, const char *reason);
+
+/* ------------------------------------------------------------------------------
+ * Events (docs/events.md)
+ * ------------------------------------------------------------------------------ */
+
+/* Sends an event: {"kind":"send","feature":feature,"key":key,"event":event,
+ * "payload":payload_json} (key NULL for a single feature; payload_json NULL: {}).
+ * The definition's `on` chooses the target: no target is UF_REJECTED naming the
+ * state and the event. As uf_dispatch otherwise. */
+int uf_send(uf_dispatcher *d, const char *feature, const char *key, const char *event,
+            const char *payload_json);
 
 /* ------------------------------------------------------------------------------
  * Graphs
@@ -418,8 +707,10 @@ int uf_replay_file(uf_dispatcher *d, const char *journal_path);
 /* Draws registered features as Graphviz DOT: states as nodes (initial states
  * marked), declared transitions as edges, model bindings as dashed edges labelled
  * with their scenario, from the mutation they wait for to the feature they act
- * on. feature NULL: all features. UF_ENOTFOUND for an unknown feature.
- * *out_dot is freed with uf_free. */
+ * on; state timers as dotted edges labelled "after 30 s"; event targets as edges
+ * labelled "on E [spec]" (a feature's own `on` from its border). A keyed feature's
+ * label is marked [key]. feature NULL: all features. UF_ENOTFOUND for an unknown
+ * feature. *out_dot is freed with uf_free. */
 int uf_graph_dot(uf_dispatcher *d, const char *feature, char **out_dot);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /// The outcome of a call, mirroring the `UF_*` status codes of `uniflow.h`
 /// one for one, the way swift-system's `Errno` mirrors `errno`.
-public enum Status: Int32, Sendable, CaseIterable {
+enum Status: Int32, Sendable, CaseIterable {
     /// Done.
     case ok = 0
     /// Accepted inside a callback of the same dispatcher; processed after the current action.
@@ -31,27 +31,27 @@ public enum Status: Int32, Sendable, CaseIterable {
     case busy = -12
 
     /// The code's name as the header spells it (`UF_REJECTED`).
-    public var name: String { staticName.description }
+    var name: String { staticName.description }
 
     /// A sentence describing the code.
-    public var sentence: String { staticSentence.description }
+    var sentence: String { staticSentence.description }
 }
 
 /// A failure with its status and a specific message
 /// (`FileDownloading is in state InProgress, not Starting`).
-public struct UniFlowError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var status: Status
-    public var message: String
+struct UniFlowError: Error, Equatable, Sendable, CustomStringConvertible {
+    var status: Status
+    var message: String
 
-    public init(_ status: Status, _ message: String) {
+    init(_ status: Status, _ message: String) {
         self.status = status
         self.message = message
     }
 
-    public var description: String { "\(status.name): \(message)" }
+    var description: String { "\(status.name): \(message)" }
 
     /// The same error with `prefix: ` in front of its message (a path, a batch index).
-    public func prefixed(_ prefix: String) -> UniFlowError {
+    func prefixed(_ prefix: String) -> UniFlowError {
         UniFlowError(status, "\(prefix): \(message)")
     }
 }

@@ -58,6 +58,7 @@ private func summary(_ r: ActionRequest) -> String {
             case .initialize, .transition: #","into":"S""#
             case .actualize: #","in":"S""#
             case .deinitialize, .trigger: ""
+            case .send: #","event":"E""#
             }
             let request = try decode(#"{"kind":"\#(kind.rawValue)","feature":"F"\#(key),"scope":"a.c","context":"main","id":"7"}"#)
             #expect(request.scope == "a.c")
@@ -87,7 +88,7 @@ private func summary(_ r: ActionRequest) -> String {
         (#"{"feature":"F"}"#, "action: missing key 'kind'"),
         (#"{"kind":1,"feature":"F"}"#, "action.kind: expected string, got number"),
         (#"{"kind":"reset","feature":"F"}"#,
-         "action.kind: unknown kind 'reset' (expected initialize, actualize, transition, deinitialize or trigger)"),
+         "action.kind: unknown kind 'reset' (expected initialize, actualize, transition, deinitialize, trigger or send)"),
         (#"{"kind":"initialize","into":"S"}"#, "action: missing key 'feature'"),
         (#"{"kind":"initialize","feature":null,"into":"S"}"#, "action.feature: expected string, got null"),
         (#"{"kind":"initialize","feature":"F"}"#, "action: missing key 'into'"),

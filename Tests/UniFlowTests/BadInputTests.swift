@@ -130,7 +130,10 @@ import Testing
             #expect(String(cString: uf_status_name(status.rawValue)) == status.name)
             #expect(!String(cString: uf_strerror(status.rawValue)).isEmpty)
         }
-        #expect(String(cString: uf_version()) == "0.1.0")
-        #expect(uf_version_number() == 1000)
+        // The header is the one place the version is written; the library reports it.
+        #expect(String(cString: uf_version()) == UNIFLOW_VERSION)
+        #expect(uf_version_number() == UNIFLOW_VERSION_NUMBER)
+        #expect(String(cString: uf_version()) == "0.2.0")
+        #expect(uf_version_number() == 2000)
     }
 }

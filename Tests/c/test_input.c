@@ -391,8 +391,8 @@ static void a_wrong_struct_size_is_invalid(void) {
     a->via_payload_free = NULL;
     a->kind = (uf_action_kind)0;
     CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action.kind 0 is not a uf_action_kind");
-    a->kind = (uf_action_kind)6;
-    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action.kind 6 is not a uf_action_kind");
+    a->kind = (uf_action_kind)7; /* the first kind after UF_ACTION_SEND */
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action.kind 7 is not a uf_action_kind");
     a->kind = UF_ACTION_TRANSITION;
     a->uninitialized = 1;
     CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'uninitialized' is not allowed on a transition action");

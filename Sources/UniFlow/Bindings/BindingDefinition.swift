@@ -1,8 +1,8 @@
 /// A model binding as declared in a feature's definition (SPEC 6):
 /// `when` a mutation matches, `given` clauses hold, `then` call and/or submit.
-public struct BindingDefinition: Sendable {
+struct BindingDefinition: Sendable {
     /// One `given` clause, evaluated in order.
-    public enum Given: Sendable {
+    enum Given: Sendable {
         /// Stops the binding unless the rule is truthy.
         case when(rule: JSONValue, spec: String?)
         /// The rule's value becomes the next clause's `given`.
@@ -11,20 +11,20 @@ public struct BindingDefinition: Sendable {
         case call(handler: String, spec: String?)
     }
 
-    public var scenario: String?
-    public var when: FilterExpression
-    public var given: [Given]
-    public var thenSpec: String?
+    var scenario: String?
+    var when: FilterExpression
+    var given: [Given]
+    var thenSpec: String?
     /// Runs before `submit`.
-    public var thenCall: String?
+    var thenCall: String?
     /// Action templates; `{"$": rule}` objects are replaced before queueing.
-    public var thenSubmit: [JSONValue]
+    var thenSubmit: [JSONValue]
     /// Whether a rule of the binding may read `model` (building it costs a walk
     /// over every initialized feature, so it is built only for bindings that may).
-    public var readsModel = true
+    var readsModel = true
 
     /// The name reports and graphs use: the scenario, or one derived from the clauses.
-    public var name: String {
+    var name: String {
         if let scenario { return scenario }
         var text = "WHEN \(when.text)"
         if !given.isEmpty { text += ", GIVEN " + given.map(\.label).joined(separator: ", ") }
@@ -32,7 +32,7 @@ public struct BindingDefinition: Sendable {
     }
 
     /// The seed's BDD form, for the verbose reporter.
-    public var sentence: String {
+    var sentence: String {
         var text = scenario.map { "[\($0)] " } ?? ""
         text += "WHEN \(when.text)"
         if !given.isEmpty { text += ", GIVEN " + given.map(\.label).joined(separator: ", ") }
@@ -79,7 +79,7 @@ extension BindingDefinition.Given {
 extension BindingDefinition {
     /// Checks a binding's shape, rules included (names are checked later, at
     /// registration). Errors are `UF_ESCHEMA` naming `path` and below.
-    public static func parse(_ json: JSONValue, path: String) throws(UniFlowError) -> BindingDefinition {
+    static func parse(_ json: JSONValue, path: String) throws(UniFlowError) -> BindingDefinition {
         guard let object = json.objectValue else {
             throw UniFlowError(.schema, "\(path): a binding must be an object, got \(json.kindName)")
         }

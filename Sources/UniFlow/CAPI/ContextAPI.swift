@@ -11,14 +11,18 @@ private func record(_ ctx: OpaquePointer?) -> ViaContextRecord? {
 @c @implementation
 public func uf_context_feature(_ ctx: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(ctx) else { return nil }
-    return UnsafePointer(dispatcher(from: r.dispatcher).hot.features[Int(r.feature)].name.pointer)
+    return dispatcher(from: r.dispatcher).featureCName(r.feature)
 }
 
 @c @implementation
 public func uf_context_state(_ ctx: OpaquePointer?) -> UnsafePointer<CChar>? {
-    guard let r = record(ctx), r.state >= 0 else { return nil }
-    let d = dispatcher(from: r.dispatcher)
-    return UnsafePointer(d.stateSlot(r.state, of: d.hot.features[Int(r.feature)]).name.pointer)
+    guard let r = record(ctx) else { return nil }
+    return dispatcher(from: r.dispatcher).stateCName(r.state, of: r.feature)
+}
+
+@c @implementation
+public func uf_context_key(_ ctx: OpaquePointer?) -> UnsafePointer<CChar>? {
+    record(ctx)?.key
 }
 
 @c @implementation
@@ -34,10 +38,9 @@ public func uf_context_dispatcher(_ ctx: OpaquePointer?) -> OpaquePointer? {
 
 @c @implementation
 public func uf_context_become(_ ctx: OpaquePointer?, _ payload_json: UnsafePointer<CChar>?) -> Int32 {
-    guard let r = record(ctx) else { return nullArgument("uf_context_become", "ctx") }
-    guard let payload_json else { return nullArgument("uf_context_become", "payload_json") }
     do throws(UniFlowError) {
-        try dispatcher(from: r.dispatcher).become(r, payload: payload_json)
+        let r = try required(record(ctx), "uf_context_become", "ctx")
+        try dispatcher(from: r.dispatcher).become(r, payload: try required(payload_json, "uf_context_become", "payload_json"))
         return Status.ok.rawValue
     } catch {
         return fail(error)

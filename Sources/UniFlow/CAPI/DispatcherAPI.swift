@@ -7,31 +7,41 @@ import Glibc
 public func uf_dispatcher_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ options_json: UnsafePointer<CChar>?) -> Int32 {
     guard let out else { return nullArgument("uf_dispatcher_new", "out") }
     out.pointee = nil
-    var options = DispatcherOptions()
-    if let options_json {
-        do throws(UniFlowError) {
-            options = try DispatcherOptions(json: try JSONParser.parse(options_json))
-        } catch {
-            // Any options problem other than unreadable JSON is a bad argument.
-            return fail(error.status == .invalidJSON ? error : UniFlowError(.invalidArgument, error.message))
-        }
-    }
-    let dispatcher: Dispatcher
     do throws(UniFlowError) {
-        dispatcher = try Dispatcher(options: options)
+        var options = DispatcherOptions()
+        if let options_json {
+            do throws(UniFlowError) {
+                options = try DispatcherOptions(json: try JSONParser.parse(options_json))
+            } catch {
+                // Any options problem other than unreadable JSON is a bad argument.
+                throw error.status == .invalidJSON ? error : UniFlowError(.invalidArgument, error.message)
+            }
+        }
+        out.pointee = OpaquePointer(Unmanaged.passRetained(try Dispatcher(options: options)).toOpaque())
+        return Status.ok.rawValue
     } catch {
         return fail(error)
     }
-    out.pointee = OpaquePointer(Unmanaged.passRetained(dispatcher).toOpaque())
-    return Status.ok.rawValue
 }
 
 @c @implementation
 public func uf_dispatcher_free(_ d: OpaquePointer?) {
     guard let d else { return }
     let unmanaged = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(d))
+    let dispatcher = unmanaged.takeUnretainedValue()
+    if dispatcher.isForkedCopy {
+        // The parent's threads do not exist here: nothing to join, nothing to wait for.
+        dispatcher.abandonInForkedChild()
+        unmanaged.release()
+        return
+    }
+    if dispatcher.isProcessingOnCurrentThread {
+        _ = fail(UniFlowError(.misuse, "uf_dispatcher_free called from inside one of the dispatcher's callbacks; free it after the outer call returns"))
+        return
+    }
+    dispatcher.stopTimerThread()
     do throws(UniFlowError) {
-        try unmanaged.takeUnretainedValue().close()
+        try dispatcher.close()
     } catch {
         _ = fail(error)
         return
@@ -42,8 +52,7 @@ public func uf_dispatcher_free(_ d: OpaquePointer?) {
 @c @implementation
 public func uf_register(_ d: OpaquePointer?, _ definitions_json: UnsafePointer<CChar>?) -> Int32 {
     withDispatcher(d, "uf_register") { (dispatcher) throws(UniFlowError) in
-        guard let definitions_json else { throw UniFlowError(.invalidArgument, "uf_register: definitions_json is NULL") }
-        let json = try JSONParser.parse(definitions_json)
+        let json = try JSONParser.parse(try required(definitions_json, "uf_register", "definitions_json"))
         try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.register(json) }
         return .ok
     }
@@ -52,7 +61,7 @@ public func uf_register(_ d: OpaquePointer?, _ definitions_json: UnsafePointer<C
 @c @implementation
 public func uf_register_file(_ d: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
     withDispatcher(d, "uf_register_file") { (dispatcher) throws(UniFlowError) in
-        guard let path else { throw UniFlowError(.invalidArgument, "uf_register_file: path is NULL") }
+        let path = try required(path, "uf_register_file", "path")
         let text = try FileReader.read(path)
         let json: JSONValue
         do throws(UniFlowError) {
@@ -68,9 +77,8 @@ public func uf_register_file(_ d: OpaquePointer?, _ path: UnsafePointer<CChar>?)
 @c @implementation
 public func uf_state_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withDispatcher(d, "uf_state_get") { (dispatcher) throws(UniFlowError) in
-        guard let out_json else { throw UniFlowError(.invalidArgument, "uf_state_get: out_json is NULL") }
-        let text = dispatcher.exclusive { dispatcher.modelJSON().jsonText }
-        out_json.pointee = mallocString(text)
+        let out = try required(out_json, "uf_state_get", "out_json")
+        try give(dispatcher.exclusive { dispatcher.modelJSON().jsonText }, to: out)
         return .ok
     }
 }
@@ -79,14 +87,29 @@ public func uf_state_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePointer<U
 public func uf_feature_get(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?,
                            _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withDispatcher(d, "uf_feature_get") { (dispatcher) throws(UniFlowError) in
-        guard let feature else { throw UniFlowError(.invalidArgument, "uf_feature_get: feature is NULL") }
-        guard let out_json else { throw UniFlowError(.invalidArgument, "uf_feature_get: out_json is NULL") }
-        out_json.pointee = nil
-        let name = String(cString: feature)
-        let state = try dispatcher.exclusive { () throws(UniFlowError) -> JSONValue? in
-            dispatcher.featureState(Int(try dispatcher.resolveFeature(name)))
+        let name = String(cString: try required(feature, "uf_feature_get", "feature"))
+        let out = try required(out_json, "uf_feature_get", "out_json")
+        out.pointee = nil
+        let value = try dispatcher.exclusive { () throws(UniFlowError) -> JSONValue? in
+            dispatcher.featureJSON(try dispatcher.resolveFeature(name))
         }
-        if let state { out_json.pointee = mallocString(state.jsonText) }
+        try give(value?.jsonText, to: out)
+        return .ok
+    }
+}
+
+@c @implementation
+public func uf_instance_get(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?,
+                            _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withDispatcher(d, "uf_instance_get") { (dispatcher) throws(UniFlowError) in
+        let name = String(cString: try required(feature, "uf_instance_get", "feature"))
+        let key = String(cString: try required(key, "uf_instance_get", "key"))
+        let out = try required(out_json, "uf_instance_get", "out_json")
+        out.pointee = nil
+        let value = try dispatcher.exclusive { () throws(UniFlowError) -> JSONValue? in
+            try dispatcher.instanceJSON(try dispatcher.resolveFeature(name), key: key)
+        }
+        try give(value?.jsonText, to: out)
         return .ok
     }
 }
@@ -94,9 +117,20 @@ public func uf_feature_get(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?
 @c @implementation
 public func uf_definitions_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withDispatcher(d, "uf_definitions_get") { (dispatcher) throws(UniFlowError) in
-        guard let out_json else { throw UniFlowError(.invalidArgument, "uf_definitions_get: out_json is NULL") }
-        let text = dispatcher.exclusive { dispatcher.definitionsText() }
-        out_json.pointee = mallocString(text)
+        let out = try required(out_json, "uf_definitions_get", "out_json")
+        try give(dispatcher.exclusive { dispatcher.definitionsText() }, to: out)
+        return .ok
+    }
+}
+
+@c @implementation
+public func uf_graph_dot(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?,
+                         _ out_dot: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withDispatcher(d, "uf_graph_dot") { (dispatcher) throws(UniFlowError) in
+        let out = try required(out_dot, "uf_graph_dot", "out_dot")
+        out.pointee = nil
+        let name = feature.map { String(cString: $0) }
+        try give(try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.graphDOT(only: name) }, to: out)
         return .ok
     }
 }

@@ -6,12 +6,12 @@ import Glibc
 
 @c @implementation
 public func uf_version() -> UnsafePointer<CChar>? {
-    cString(Version.staticText)
+    Version.text
 }
 
 @c @implementation
 public func uf_version_number() -> Int32 {
-    Version.number
+    UNIFLOW_VERSION_NUMBER
 }
 
 @c @implementation
@@ -44,7 +44,10 @@ private func cString(_ text: StaticString) -> UnsafePointer<CChar> {
     UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
-extension Version {
-    static let staticText: StaticString = "0.1.0"
+/// The library's version, read from the header's `UNIFLOW_VERSION`: the one place
+/// it is written.
+enum Version {
+    /// A copy made once and kept for the life of the process (C borrows it forever).
+    // Written once, on first use, and never again: safe to share.
+    nonisolated(unsafe) static let text: UnsafePointer<CChar> = UNIFLOW_VERSION.withCString { UnsafePointer(strdup($0)!) }
 }
-

@@ -31,7 +31,9 @@ struct ThreadError {
         return state
     }
 
-    /// Records a failure on this thread; the previous message is freed.
+    /// Records a failure on this thread; the previous message is freed. When the
+    /// message cannot be copied, the status is still recorded and the message is
+    /// the status's sentence.
     static func record(_ error: UniFlowError) {
         let state = currentOrNew()
         free(state.pointee.message)
@@ -39,7 +41,7 @@ struct ThreadError {
         // A C string ends at the first NUL; a name read from JSON may hold one
         // ("\u0000"), so it is spelled the way JSON does.
         let message = error.message.utf8.contains(0) ? error.message.replacing("\0", with: "\\u0000") : error.message
-        state.pointee.message = strdup(message)
+        state.pointee.message = strdup(message) ?? strdup(error.status.sentence)
     }
 }
 
@@ -48,10 +50,4 @@ struct ThreadError {
 func fail(_ error: UniFlowError) -> Int32 {
     ThreadError.record(error)
     return error.status.rawValue
-}
-
-/// `UF_EINVAL` for a NULL argument, naming the function and the parameter.
-@inline(never)
-func nullArgument(_ function: StaticString, _ parameter: StaticString) -> Int32 {
-    fail(UniFlowError(.invalidArgument, "\(function): \(parameter) is NULL"))
 }

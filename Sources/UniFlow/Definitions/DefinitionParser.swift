@@ -4,13 +4,13 @@
 /// offending element (`features[1].states.InProgress.fields.progress: unknown type
 /// 'nubmer'`), as a JSON Schema validator would report it; two definitions of one
 /// feature in the same call are `UF_EEXISTS`.
-public enum DefinitionParser {
+enum DefinitionParser {
     /// The longest name, in UTF-8 bytes, of a feature, state or field.
-    public static let maxNameLength = 256
+    static let maxNameLength = 256
 
     /// Parses one definition object, an array of them, or `{"features": [...]}`.
     /// An empty list is valid and defines nothing.
-    public static func parse(_ json: JSONValue) throws(UniFlowError) -> [FeatureDefinition] {
+    static func parse(_ json: JSONValue) throws(UniFlowError) -> [FeatureDefinition] {
         let items = try definitionList(json)
         var definitions: [FeatureDefinition] = []
         definitions.reserveCapacity(items.count)
@@ -28,7 +28,7 @@ public enum DefinitionParser {
 
     /// Whether `name` can name a feature, state or field: `[A-Za-z_][A-Za-z0-9_]*`,
     /// at most `maxNameLength` bytes.
-    public static func isValidName(_ name: String) -> Bool {
+    static func isValidName(_ name: String) -> Bool {
         var bytes = name.utf8.makeIterator()
         guard let first = bytes.next(), first.isNameStart, name.utf8.count <= maxNameLength else { return false }
         while let byte = bytes.next() {
@@ -65,7 +65,8 @@ public enum DefinitionParser {
 
     // MARK: Feature
 
-    private static let featureKeys = ["$schema", "feature", "description", "states", "initial", "transitions", "bindings"]
+    private static let featureKeys = ["$schema", "feature", "description", "instances", "states", "initial",
+                                      "transitions", "on", "bindings"]
 
     private static func parseFeature(_ json: JSONValue, path: String) throws(UniFlowError) -> FeatureDefinition {
         let object = try objectValue(json, at: path)
@@ -76,11 +77,24 @@ public enum DefinitionParser {
         if let value = object["$schema"] { try schemaReference(value, at: "\(path).$schema") }
         let name = try name(try required("feature", in: object, at: path), at: "\(path).feature")
         let description = try optionalString(object["description"], at: "\(path).description")
-        let states = try parseStates(try required("states", in: object, at: path), at: "\(path).states")
+        var keyed = false
+        if let value = object["instances"] {
+            switch value {
+            case .string("single"): keyed = false
+            case .string("keyed"): keyed = true
+            default:
+                throw UniFlowError(.schema, "\(path).instances: expected \"single\" or \"keyed\", got \(value.jsonText)")
+            }
+        }
+        let statesPath = "\(path).states"
+        let statesJSON = try required("states", in: object, at: path)
+        var states = try parseStates(statesJSON, at: statesPath)
 
         var initial: Set<Int>?
         var transitions: [Set<Int>]?
-        if object["initial"] != nil || object["transitions"] != nil {
+        var events: [EventTargets] = []
+        let behaviours = states.indices.filter { statesJSON.objectValue?.entries[$0].value.objectValue.map { $0["after"] != nil || $0["on"] != nil } ?? false }
+        if object["initial"] != nil || object["transitions"] != nil || object["on"] != nil || !behaviours.isEmpty {
             let names = StateNames(states)
             if let value = object["initial"] {
                 let list = try stateList(value, states: names, at: "\(path).initial")
@@ -89,6 +103,19 @@ public enum DefinitionParser {
             }
             if let value = object["transitions"] {
                 transitions = try parseTransitions(value, states: names, count: states.count, at: "\(path).transitions")
+            }
+            // Timers and events name states (any of them, later ones included) and
+            // are checked against `transitions`: read once every state is known.
+            for s in behaviours {
+                let state = statesJSON.objectValue!.entries[s].value.objectValue!
+                let statePath = "\(statesPath).\(states[s].name)"
+                if let after = state["after"] { states[s].timers = try parseTimers(after, at: "\(statePath).after") }
+                if let on = state["on"] {
+                    states[s].events = try parseEvents(on, from: s, states: names, transitions: transitions, at: "\(statePath).on")
+                }
+            }
+            if let on = object["on"] {
+                events = try parseEvents(on, from: nil, states: names, transitions: transitions, at: "\(path).on")
             }
         }
 
@@ -102,13 +129,16 @@ public enum DefinitionParser {
             bindings = items
         }
 
-        return FeatureDefinition(name: name, description: description, states: states, initial: initial,
-                                 transitions: transitions, bindings: bindings, source: json)
+        var definition = FeatureDefinition(name: name, description: description, states: states, initial: initial,
+                                           transitions: transitions, bindings: bindings, source: json)
+        definition.keyed = keyed
+        definition.events = events
+        return definition
     }
 
     // MARK: States and fields
 
-    private static let stateKeys = ["description", "fields"]
+    private static let stateKeys = ["description", "fields", "after", "on"]
     private static let fieldKeys = ["type", "optional", "default", "description"]
 
     private static func parseStates(_ json: JSONValue, at path: String) throws(UniFlowError) -> [StateDefinition] {
@@ -173,6 +203,130 @@ public enum DefinitionParser {
         return type
     }
 
+    // MARK: Timers
+
+    private static let timerKeys = ["ms", "submit", "scenario", "reset", "on_restore"]
+    /// The longest delay: a JSON integer any host reads exactly.
+    static let maxTimerMilliseconds: UInt64 = 1 << 53
+
+    private static func parseTimers(_ json: JSONValue, at path: String) throws(UniFlowError) -> [StateTimer] {
+        guard case .array(let items) = json else { throw expected("array", got: json, at: path) }
+        var timers: [StateTimer] = []
+        for (i, item) in items.enumerated() {
+            let timerPath = "\(path)[\(i)]"
+            let object = try objectValue(item, at: timerPath)
+            try checkKeys(object, allowed: timerKeys, at: timerPath)
+            let msValue = try required("ms", in: object, at: timerPath)
+            let ms: UInt64
+            switch msValue {
+            case .int(let n) where n >= 0 && UInt64(n) <= maxTimerMilliseconds:
+                ms = UInt64(n)
+            case .double(let d) where d >= 0 && d <= Double(maxTimerMilliseconds) && d.rounded(.towardZero) == d:
+                ms = UInt64(d)
+            default:
+                throw UniFlowError(.schema, "\(timerPath).ms: expected an integer from 0 to 2^53, got \(msValue.jsonText)")
+            }
+            let submitValue = try required("submit", in: object, at: timerPath)
+            guard case .array(let templates) = submitValue else { throw expected("array", got: submitValue, at: "\(timerPath).submit") }
+            for (j, template) in templates.enumerated() {
+                _ = try objectValue(template, at: "\(timerPath).submit[\(j)]")
+                try ActionTemplate.validateRules(in: template, path: "\(timerPath).submit[\(j)]")
+            }
+            var timer = StateTimer(ms: ms, submit: templates, scenario: try optionalString(object["scenario"], at: "\(timerPath).scenario"))
+            if let value = object["reset"] {
+                switch value {
+                case .string("entry"): timer.resetOnUpdate = false
+                case .string("update"): timer.resetOnUpdate = true
+                default: throw UniFlowError(.schema, "\(timerPath).reset: expected \"entry\" or \"update\", got \(value.jsonText)")
+                }
+            }
+            if let value = object["on_restore"] {
+                guard let text = value.stringValue, let policy = RestorePolicy(rawValue: text) else {
+                    throw UniFlowError(.schema, "\(timerPath).on_restore: expected \"fire\", \"resume\" or \"restart\", got \(value.jsonText)")
+                }
+                timer.onRestore = policy
+            }
+            timers.append(timer)
+        }
+        return timers
+    }
+
+    // MARK: Events
+
+    private static let targetKeys = ["into", "if", "call", "payload", "spec", "actualize"]
+
+    /// An `on` object: event names to a target or a non-empty list of targets.
+    /// `from` is the declaring state (nil: the feature's own `on`, whose targets
+    /// `transitions` filters when a send is processed instead).
+    private static func parseEvents(_ json: JSONValue, from: Int?, states: StateNames, transitions: [Set<Int>]?,
+                                    at path: String) throws(UniFlowError) -> [EventTargets] {
+        var events: [EventTargets] = []
+        for (event, value) in try objectValue(json, at: path) {
+            guard isValidName(event) else { throw UniFlowError(.schema, "\(path): '\(event)' is not a valid event name") }
+            let eventPath = "\(path).\(event)"
+            var targets: [EventTarget] = []
+            if case .array(let items) = value {
+                guard !items.isEmpty else { throw UniFlowError(.schema, "\(eventPath): a list of targets must not be empty") }
+                for (i, item) in items.enumerated() {
+                    targets.append(try parseTarget(item, from: from, states: states, transitions: transitions, at: "\(eventPath)[\(i)]"))
+                }
+            } else {
+                targets.append(try parseTarget(value, from: from, states: states, transitions: transitions, at: eventPath))
+            }
+            events.append(EventTargets(event: event, targets: targets))
+        }
+        return events
+    }
+
+    private static func parseTarget(_ json: JSONValue, from: Int?, states: StateNames, transitions: [Set<Int>]?,
+                                    at path: String) throws(UniFlowError) -> EventTarget {
+        func state(_ value: JSONValue, at path: String) throws(UniFlowError) -> Int {
+            guard case .string(let name) = value else { throw expected("a state name", got: value, at: path) }
+            guard let index = states.index(of: name) else { throw UniFlowError(.schema, "\(path): unknown state '\(name)'") }
+            return index
+        }
+        var target: EventTarget
+        var intoPath = path
+        switch json {
+        case .string:
+            target = EventTarget(into: try state(json, at: path))
+        case .object(let object):
+            try checkKeys(object, allowed: targetKeys, at: path)
+            intoPath = "\(path).into"
+            target = EventTarget(into: try state(try required("into", in: object, at: path), at: intoPath))
+            if let rule = object["if"] {
+                do throws(UniFlowError) { try JsonLogic.validate(rule) } catch { throw error.prefixed("\(path).if") }
+                target.rule = rule
+            }
+            if let call = object["call"] {
+                guard case .string(let name) = call else { throw expected("string", got: call, at: "\(path).call") }
+                target.call = name
+            }
+            if let payload = object["payload"] {
+                guard case .object = payload else { throw expected("object", got: payload, at: "\(path).payload") }
+                try ActionTemplate.validateRules(in: payload, path: "\(path).payload")
+                target.payload = payload
+            }
+            target.spec = try optionalString(object["spec"], at: "\(path).spec")
+            if let value = object["actualize"] {
+                guard case .bool(let flag) = value else { throw expected("boolean", got: value, at: "\(path).actualize") }
+                target.actualize = flag
+            }
+        default:
+            throw UniFlowError(.schema, "\(path): expected a state name or an object, got \(json.jsonTypeName)")
+        }
+        // A handler is given the whole data; rules and templates only what they name.
+        target.readsModel = target.call != nil
+            || (target.rule.map { JsonLogic.mayRead($0, member: "model") } ?? false)
+            || (target.payload.map { ActionTemplate.rules(in: $0).contains { JsonLogic.mayRead($0, member: "model") } } ?? false)
+        // A state's own target must be a transition its feature allows; an
+        // actualization of the state itself never needs one.
+        if let from, let transitions, !(target.actualize && target.into == from), !transitions[from].contains(target.into) {
+            throw UniFlowError(.schema, "\(intoPath): \(states.name(at: from)) -> \(states.name(at: target.into)) is not a declared transition")
+        }
+        return target
+    }
+
     // MARK: initial and transitions
 
     /// A feature's state names to their indices. Small features are scanned (no
@@ -198,6 +352,8 @@ public enum DefinitionParser {
             if let positions { return positions[name] }
             return states.firstIndex(where: { $0.name == name })
         }
+
+        func name(at index: Int) -> String { states[index].name }
     }
 
     /// State indices named by an array of state names, each known and named once.

@@ -1,20 +1,24 @@
-/// A feature: a named finite state machine, as declared in JSON (SPEC section 2).
-public struct FeatureDefinition: Sendable {
-    public var name: String
-    public var description: String?
+/// A feature: a named finite state machine, as declared in JSON (`docs/definitions.md`).
+struct FeatureDefinition: Sendable {
+    var name: String
+    var description: String?
+    /// `"instances": "keyed"`: any number of instances live at once, each named by a key.
+    var keyed = false
     /// In declaration order; never empty.
-    public var states: [StateDefinition]
+    var states: [StateDefinition]
     /// Indices into `states` that `initialize` may enter; nil: any state.
-    public var initial: Set<Int>?
+    var initial: Set<Int>?
     /// `transitions[from]` holds the indices a transition from `from` may enter;
     /// nil: any pair is allowed. Its count equals `states.count` when present.
-    public var transitions: [Set<Int>]?
+    var transitions: [Set<Int>]?
     /// The model bindings, as declared (parsed by the bindings layer).
-    public var bindings: [JSONValue]
+    var bindings: [JSONValue]
+    /// The feature's own `on`: events any state takes (tried after the state's own).
+    var events: [EventTargets] = []
     /// The definition exactly as registered, returned by `uf_definitions_get`.
-    public var source: JSONValue
+    var source: JSONValue
 
-    public init(name: String, description: String? = nil, states: [StateDefinition],
+    init(name: String, description: String? = nil, states: [StateDefinition],
                 initial: Set<Int>? = nil, transitions: [Set<Int>]? = nil,
                 bindings: [JSONValue] = [], source: JSONValue = .null) {
         self.name = name
@@ -27,48 +31,52 @@ public struct FeatureDefinition: Sendable {
     }
 
     /// The index of the state with that name.
-    public func stateIndex(named name: String) -> Int? {
+    func stateIndex(named name: String) -> Int? {
         states.firstIndex { $0.name == name }
     }
 
     /// Whether `initialize` may enter the state.
-    public func allowsInitialization(into state: Int) -> Bool {
+    func allowsInitialization(into state: Int) -> Bool {
         initial?.contains(state) ?? true
     }
 
     /// Whether a transition from `from` into `into` is declared (or no transitions are).
-    public func allowsTransition(from: Int, into: Int) -> Bool {
+    func allowsTransition(from: Int, into: Int) -> Bool {
         transitions?[from].contains(into) ?? true
     }
 }
 
 /// One state of a feature: a name and the fields of its payload.
-public struct StateDefinition: Sendable {
-    public var name: String
-    public var description: String?
+struct StateDefinition: Sendable {
+    var name: String
+    var description: String?
     /// In declaration order; stored payloads follow this order.
-    public var fields: [FieldDefinition]
+    var fields: [FieldDefinition]
+    /// `after`: timers armed while the feature is in this state.
+    var timers: [StateTimer] = []
+    /// `on`: the events this state takes, tried before the feature's own.
+    var events: [EventTargets] = []
 
-    public init(name: String, description: String? = nil, fields: [FieldDefinition] = []) {
+    init(name: String, description: String? = nil, fields: [FieldDefinition] = []) {
         self.name = name
         self.description = description
         self.fields = fields
     }
 
     /// An auto state can be entered without a payload: every field is optional or defaulted.
-    public var isAuto: Bool { fields.allSatisfy { !$0.isRequired } }
+    var isAuto: Bool { fields.allSatisfy { !$0.isRequired } }
 }
 
 /// One declared field of a state's payload.
-public struct FieldDefinition: Sendable {
-    public var name: String
-    public var type: FieldType
-    public var optional: Bool
+struct FieldDefinition: Sendable {
+    var name: String
+    var type: FieldType
+    var optional: Bool
     /// Fills the field in when it is absent; matches `type`.
-    public var defaultValue: JSONValue?
-    public var description: String?
+    var defaultValue: JSONValue?
+    var description: String?
 
-    public init(name: String, type: FieldType, optional: Bool = false,
+    init(name: String, type: FieldType, optional: Bool = false,
                 defaultValue: JSONValue? = nil, description: String? = nil) {
         self.name = name
         self.type = type
@@ -78,11 +86,11 @@ public struct FieldDefinition: Sendable {
     }
 
     /// Present in every valid payload: neither optional nor defaulted.
-    public var isRequired: Bool { !optional && defaultValue == nil }
+    var isRequired: Bool { !optional && defaultValue == nil }
 }
 
 /// The type of a field's value.
-public enum FieldType: String, Sendable, CaseIterable {
+enum FieldType: String, Sendable, CaseIterable {
     /// A JSON string.
     case string
     /// A finite JSON number.
@@ -94,4 +102,54 @@ public enum FieldType: String, Sendable, CaseIterable {
     case array
     /// Any JSON value, `null` included.
     case any
+}
+
+/// A state timer (`after`): armed when its state is entered, disarmed when it is
+/// left; when it fires, its templates are submitted.
+struct StateTimer: Sendable {
+    /// Delay in milliseconds, 0 ... 2^53.
+    var ms: UInt64
+    /// Action templates, as a binding's `then.submit`.
+    var submit: [JSONValue]
+    var scenario: String?
+    /// `"reset": "update"`: an actualization in the state arms it again.
+    var resetOnUpdate = false
+    var onRestore: RestorePolicy = .fire
+}
+
+/// How a timer is armed again from a snapshot or a journal.
+enum RestorePolicy: String, Sendable, CaseIterable {
+    /// Keep the wall-clock deadline: one that passed while the host was down fires at once.
+    case fire
+    /// Keep the remaining time: time spent down does not count.
+    case resume
+    /// Arm the full delay again.
+    case restart
+}
+
+/// One event a state (or the feature) takes, and its targets in order.
+struct EventTargets: Sendable {
+    var event: String
+    var targets: [EventTarget]
+}
+
+/// Where an event may lead: a state, guarded by a rule and/or a host handler.
+struct EventTarget: Sendable {
+    /// The state entered (or actualized).
+    var into: Int
+    /// A JsonLogic guard over `{model, event, feature}`.
+    var rule: JSONValue?
+    /// A host handler guard (above 0 takes the target).
+    var call: String?
+    /// A payload template; without one the payload carries forward.
+    var payload: JSONValue?
+    var spec: String?
+    /// Into the current state: an actualization instead of a transition.
+    var actualize = false
+    /// Whether its guard or template may read `model` (building the model costs a
+    /// walk over every feature, so it is built only for targets that may).
+    var readsModel = false
+
+    /// Taken only when a guard says so.
+    var isGuarded: Bool { rule != nil || call != nil }
 }

@@ -6,7 +6,7 @@ extension FieldType {
     /// fit the type. Integers are stored as `.int` however they were spelled (`3.0`),
     /// so that output writes them without a fraction; every other value is kept as is.
     /// `null` fits only `any`.
-    public func storedValue(for value: JSONValue) -> JSONValue? {
+    func storedValue(for value: JSONValue) -> JSONValue? {
         // No `cond ? value : nil` here: JSONValue is ExpressibleByNilLiteral, so that
         // `nil` would be `.null`, not "does not fit".
         switch (self, value) {
@@ -58,7 +58,7 @@ extension StateDefinition {
     /// required field missing, a value not of its field's type (`null` included,
     /// unless the field is `any`: an optional field is left out, not `null`).
     /// The feature's name is only asked for to write an error.
-    public func checkPayload(_ payload: JSONObject?, feature: @autoclosure () -> String) throws(UniFlowError) -> JSONObject {
+    func checkPayload(_ payload: JSONObject?, feature: @autoclosure () -> String) throws(UniFlowError) -> JSONObject {
         try check(ObjectPayload(object: payload ?? JSONObject()), feature: feature)
     }
 

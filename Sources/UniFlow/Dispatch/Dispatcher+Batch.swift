@@ -1,85 +1,198 @@
-/// Transactions and snapshots (SPEC 10): `uf_submit_batch`, `uf_state_restore`,
-/// `uf_replay_file`. None may run inside a callback: they replace or roll back
-/// the model that callback is looking at.
-extension Dispatcher {
-    func refuseInsideCallbacks(_ function: String) throws(UniFlowError) {
-        if isProcessingOnCurrentThread {
-            throw UniFlowError(.misuse, "\(function) is not allowed inside a callback of the same dispatcher")
-        }
+import Glibc
+
+/// What a batch changed so far, so that a failure can undo it exactly: the
+/// entries are undone in reverse order.
+struct BatchLog {
+    enum Undo {
+        /// A state and payload were stored at a place that had these.
+        case stored(Place, state: Int32, payload: JSONObject?)
+        /// An instance was made in that slot.
+        case created(table: Int32, slot: Int32)
+        /// An instance was removed from that slot, where it was like this.
+        case removed(table: Int32, slot: Int32, InstanceSlot, payload: JSONObject?)
+        /// A state timer was armed at a place.
+        case timerArmed(Int32, place: Place)
+        /// A place's state timers were disarmed (suspended, still linked from `head`).
+        case timersDisarmed(Place, head: Int32)
+        /// An API timer was armed (by an interceptor, during the batch).
+        case apiArmed(Int32, id: String?)
+        /// An API timer was cancelled or replaced (suspended).
+        case apiCancelled(Int32, id: String)
     }
 
+    var undo: [Undo] = []
+    var seq: UInt64
+}
+
+/// Transactions (`uf_submit_batch`): every action in order, or none.
+extension Dispatcher {
     /// Applies every action in order, or none: the first that fails rolls the
     /// model back and is the call's failure (`batch[i]: ...`). On success the
-    /// bindings and subscribers see each mutation in order, against the committed model.
-    func submitBatch(_ requests: [ActionRequest]) throws(UniFlowError) {
+    /// bindings and subscribers see each mutation in order, against the committed
+    /// model, and timers and watches see the result.
+    ///
+    /// The actions are read straight from jansson's tree, as `uf_submit` reads
+    /// one; the tree lives until the batch is announced.
+    func submitBatch(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_submit_batch")
-        try exclusive { () throws(UniFlowError) in
-            var actions: [ResolvedAction] = []
-            for (i, request) in requests.enumerated() {
+        try JSONParser.withTree(text) { (root) throws(UniFlowError) in
+            guard let items = JanssonValue(root).elements else {
+                throw UniFlowError(.schema, "a batch must be an array of actions, got \(JSONParser.typeName(of: root))")
+            }
+            var requests: [BorrowedAction] = []
+            requests.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
                 do throws(UniFlowError) {
-                    actions.append(try resolve(request, hasVia: false))
+                    requests.append(try BorrowedAction.decode(item))
                 } catch {
                     throw error.prefixed("batch[\(i)]")
                 }
             }
-            let before = ModelSnapshot(of: self)
-            let seqBefore = seq
-            let journaling = hot.journaling
-            // Journal the batch only once it holds: a crash mid-batch must not replay half of it.
-            hot.journaling = false
-            var committed: [CommittedMutation] = []
-            for (i, action) in actions.enumerated() {
-                let feature = hot.features[Int(action.feature)]
-                if let failure = checkBatchPrecondition(action, feature) {
-                    install(before)
-                    seq = seqBefore
-                    hot.journaling = journaling
-                    cascade.processed += 1
-                    if reportingActive { report(.rejected, action: action.header, failure: failure) }
-                    throw failure.prefixed("batch[\(i)]")
+            try exclusive { () throws(UniFlowError) in
+                var actions: [ResolvedAction] = []
+                actions.reserveCapacity(requests.count)
+                for (i, request) in requests.enumerated() {
+                    do throws(UniFlowError) {
+                        actions.append(try resolve(request, hasVia: false))
+                    } catch {
+                        throw error.prefixed("batch[\(i)]")
+                    }
                 }
-                if action.kind != .trigger {
-                    // Not journaled here (journaling is off until the batch holds): cannot fail.
-                    committed.append(try commit(action, feature: feature, payload: action.payload))
-                }
-            }
-            hot.journaling = journaling
-            if journaling {
-                do throws(UniFlowError) {
-                    try journalBatch(committed)
-                } catch {
-                    install(before)
-                    seq = seqBefore
-                    cascade.processed += 1
-                    if reportingActive, let last = actions.last { report(.rejected, action: last.header, failure: error) }
-                    throw error
-                }
-            }
-            cascade.processed += actions.count
-            var next = 0
-            for action in actions {
-                if action.kind == .trigger {
-                    if reportingActive { report(.processed, action: action.header) }
-                    for queued in action.extras?.submit ?? [] { queue.append(queued) }
-                } else {
-                    announce(committed[next])
-                    next += 1
-                }
+                try apply(actions)
             }
         }
     }
 
-    /// The precondition of one batch action (a batch has no via callbacks).
-    private func checkBatchPrecondition(_ action: ResolvedAction, _ feature: FeatureSlot) -> UniFlowError? {
-        preconditionFailure(action, feature)
+    private func apply(_ actions: [ResolvedAction]) throws(UniFlowError) {
+        let journaling = hot.journaling
+        // Journal the batch only once it holds: a crash mid-batch must not replay half of it.
+        hot.journaling = false
+        batch = BatchLog(seq: model.seq)
+        /// Undoes the batch and reports its one rejection; returns the failure
+        /// as the call gives it (with the action's index, when there is one).
+        func rollBack(_ failure: UniFlowError, at index: Int?, reporting action: ActionHeader?) -> UniFlowError {
+            undoBatch()
+            hot.journaling = journaling
+            cascade.processed += 1
+            // What interceptors queued for actions that never happened goes too.
+            while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
+            if reportingActive, let action { report(.rejected, action: action, failure: failure) }
+            return index.map { failure.prefixed("batch[\($0)]") } ?? failure
+        }
+        var committed: [CommittedMutation] = []
+        for (i, action) in actions.enumerated() {
+            var header = action.header
+            let place = place(of: header)
+            let current = state(at: place)
+            if let failure = checkPrecondition(header, current: current) {
+                throw rollBack(failure, at: i, reporting: header)
+            }
+            var kind = MutationKind(applying: header.kind)
+            var payload = action.payload
+            if header.kind == .send {
+                switch chooseTarget(header, place: place, current: current, eventPayload: action.payload ?? JSONObject()) {
+                case .failure(let failure):
+                    throw rollBack(failure, at: i, reporting: header)
+                case .success(let choice):
+                    header.into = choice.into
+                    if choice.actualize { kind = .actualization }
+                    payload = choice.payload
+                }
+            }
+            if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+                throw rollBack(failure, at: i, reporting: header)
+            }
+            if header.kind != .trigger {
+                do throws(UniFlowError) {
+                    // Not journaled here (journaling is off until the batch holds).
+                    committed.append(try commit(header, kind: kind, at: place, from: current, payload: payload))
+                } catch {
+                    throw rollBack(error, at: i, reporting: header)
+                }
+            }
+        }
+        hot.journaling = journaling
+        if journaling {
+            do throws(UniFlowError) {
+                try journalBatch(committed)
+            } catch {
+                throw rollBack(error, at: nil, reporting: actions.last?.header)
+            }
+        }
+        commitBatch()
+        cascade.processed += actions.count
+        for mutation in committed { noteCommitted(mutation) }
+        var next = 0
+        for action in actions {
+            if action.kind == .trigger {
+                if reportingActive { report(.processed, action: action.header) }
+                for queued in action.extras?.submit ?? [] { queue.append(queued) }
+            } else {
+                announce(committed[next])
+                next += 1
+            }
+        }
+    }
+
+    /// Puts back everything the batch changed, in reverse order.
+    private func undoBatch() {
+        guard let log = batch else { return }
+        batch = nil
+        for entry in log.undo.reversed() {
+            switch entry {
+            case .stored(let place, let state, let payload):
+                store(state, payload: state >= 0 ? payload : nil, at: place)
+            case .created(let table, let slot):
+                free(hot.instanceTables.pointer(Int(table)).pointee.remove(slot))
+                model.instancePayloads[Int(table)][Int(slot)] = nil
+            case .removed(let table, let slot, let instance, let payload):
+                hot.instanceTables.pointer(Int(table)).pointee.restore(instance, at: slot)
+                model.instancePayloads[Int(table)][Int(slot)] = payload
+            case .timerArmed(let index, let place):
+                unarmStateTimer(index, at: place)
+            case .timersDisarmed(let place, let head):
+                reviveStateTimers(at: place, head: head)
+            case .apiArmed(let index, let id):
+                if let id { time.apiIDs[id] = nil }
+                free(time.store.records[Int(index)].action)
+                free(time.store.records[Int(index)].id)
+                time.store.free(index)
+            case .apiCancelled(let index, let id):
+                time.store.revive(index)
+                time.apiIDs[id] = index
+            }
+        }
+        model.seq = log.seq
+    }
+
+    /// The batch holds: keys of the instances it ended are freed with the outer call.
+    private func commitBatch() {
+        guard let log = batch else { return }
+        batch = nil
+        for entry in log.undo {
+            switch entry {
+            case .removed(let table, _, let instance, _):
+                changes.retiredKeys.append(instance.key!)
+                changes.emptiedTables.append(table)
+                changes.any = true
+            case .apiCancelled(let index, _):
+                free(time.store.records[Int(index)].action)
+                free(time.store.records[Int(index)].id)
+                time.store.release(suspended: index)
+            default:
+                break
+            }
+        }
+        releaseSuspendedTimers(log.undo)
     }
 
     /// Replaces the model with a validated one; nobody is notified. Restored
-    /// features' model bindings are active from now on.
+    /// features' model bindings are active from now on, and their state timers armed afresh.
     func restore(_ json: JSONValue) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_state_restore")
         try exclusive { () throws(UniFlowError) in
             try installJournaled(try validatedModel(json), replacing: ModelSnapshot(of: self))
+            armAllStateTimersAfresh()
         }
     }
 }

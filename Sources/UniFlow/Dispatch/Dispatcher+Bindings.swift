@@ -1,12 +1,12 @@
 import CUniFlow
 import Glibc
 
-/// Model bindings (SPEC 6): indexed by the feature their filter watches, run after
-/// a mutation is applied and before the subscribers.
+/// Model bindings (`docs/bindings.md`): indexed by the feature their filter
+/// watches, run after a mutation is applied and before the subscribers.
 extension Dispatcher {
     /// Parses and checks the shapes (rules included) of the bindings of
     /// definitions about to be registered: the first registration check after the
-    /// definitions' own shapes, before any name is looked up (SPEC 6).
+    /// definitions' own shapes, before any name is looked up.
     func parseBindings(of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[BindingDefinition]] {
         var shapes: [[BindingDefinition]] = []
         for (i, definition) in parsed.enumerated() {
@@ -23,12 +23,12 @@ extension Dispatcher {
     /// name features registered earlier or in the same call (`parsed`).
     func compileBindings(_ shapes: [[BindingDefinition]], of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[ActiveBinding]] {
         let base = Int32(definitions.count)
-        func feature(_ name: String) -> (Int32, (String) -> Int?)? {
+        func feature(_ name: String) -> (Int32, Bool, (String) -> Int?)? {
             if let index = featureIndex(named: name) {
-                return (index, { self.stateIndex(named: $0, feature: index).map(Int.init) })
+                return (index, hot.features[Int(index)].instances >= 0, { self.stateIndex(named: $0, feature: index).map(Int.init) })
             }
             if let i = parsed.firstIndex(where: { $0.name == name }) {
-                return (base + Int32(i), { parsed[i].stateIndex(named: $0) })
+                return (base + Int32(i), parsed[i].keyed, { parsed[i].stateIndex(named: $0) })
             }
             return nil
         }
@@ -44,14 +44,15 @@ extension Dispatcher {
                     throw error.prefixed("\(path).when")
                 }
                 for (k, clause) in binding.given.enumerated() {
-                    if let name = clause.handler, handlers[name] == nil {
+                    if let name = clause.handler, bindings.handlers[name] == nil {
                         throw UniFlowError(.notFound, "\(path).given[\(k)].call: unknown handler '\(name)'")
                     }
                 }
-                if let name = binding.thenCall, handlers[name] == nil {
+                if let name = binding.thenCall, bindings.handlers[name] == nil {
                     throw UniFlowError(.notFound, "\(path).then.call: unknown handler '\(name)'")
                 }
-                active.append(ActiveBinding(definition: binding, owner: base + Int32(i), filter: filter))
+                active.append(ActiveBinding(definition: binding, owner: base + Int32(i), ownerKeyed: parsed[i].keyed,
+                                            filter: filter))
             }
             result.append(active)
         }
@@ -59,46 +60,56 @@ extension Dispatcher {
     }
 
     /// Makes bindings of a just-installed feature known to the features they watch.
-    func installBindings(_ bindings: [ActiveBinding]) {
-        for binding in bindings {
-            let reference = BindingReference(owner: binding.owner, index: Int32(modelBindings[binding.owner, default: []].count))
-            modelBindings[binding.owner, default: []].append(binding)
+    func installBindings(_ list: [ActiveBinding]) {
+        for binding in list {
+            let reference = BindingReference(owner: binding.owner, index: Int32(bindings.byOwner[binding.owner, default: []].count))
+            bindings.byOwner[binding.owner, default: []].append(binding)
             if binding.filter.feature < 0 {
-                anyBindingWatchers.append(reference)
+                bindings.anyWatchers.append(reference)
                 hot.anyBindingKinds |= binding.filter.kinds
             } else {
-                bindingWatchers[binding.filter.feature, default: []].append(reference)
+                bindings.watchers[binding.filter.feature, default: []].append(reference)
                 hot.features.pointer(Int(binding.filter.feature)).pointee.bindingKinds |= binding.filter.kinds
             }
         }
     }
 
+    /// Whether a binding's owner is active for this mutation: a single owner from
+    /// its initialization to its deinitialization, both included; a keyed owner
+    /// for its own instances' mutations, and for other features' mutations while
+    /// at least one of its instances lives (once, not once per instance).
+    private func ownerActive(_ binding: ActiveBinding, _ record: MutationRecord) -> Bool {
+        if binding.owner == record.feature { return true }
+        if let table = instanceTable(of: binding.owner) { return hot.instanceTables[Int(table)].live > 0 }
+        return hot.features[Int(binding.owner)].state >= 0
+    }
+
     /// Runs the bindings that match the mutation just applied, in feature
     /// registration order and then declaration order.
     func runBindings(_ record: MutationRecord) {
-        let watchers = bindingWatchers[record.feature] ?? []
-        var candidates = anyBindingWatchers.isEmpty ? watchers : (watchers + anyBindingWatchers)
-        if !anyBindingWatchers.isEmpty && !watchers.isEmpty {
+        let watchers = bindings.watchers[record.feature] ?? []
+        var candidates = bindings.anyWatchers.isEmpty ? watchers : (watchers + bindings.anyWatchers)
+        if !bindings.anyWatchers.isEmpty && !watchers.isEmpty {
             candidates.sort { ($0.owner, $0.index) < ($1.owner, $1.index) }
         }
-        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
+        let kindBit = MutationKind.bit(record.kind)
         var data: JSONValue? = nil
         var dataHasModel = false
         for reference in candidates {
-            let binding = modelBindings[reference.owner]![Int(reference.index)]
+            let binding = bindings.byOwner[reference.owner]![Int(reference.index)]
             let filter = binding.filter
             guard filter.kinds & kindBit != 0,
                   filter.oldState < 0 || filter.oldState == record.oldState,
                   filter.newState < 0 || filter.newState == record.newState else { continue }
-            // Active from the owner's initialization to its deinitialization, both included.
-            let ownerActive = hot.features[Int(binding.owner)].state >= 0
-                || (binding.owner == record.feature && record.kind == Int32(UF_MUTATION_DEINITIALIZATION.rawValue))
-            guard ownerActive else { continue }
+            if let key = filter.key {
+                guard let recordKey = record.key, key == String(cString: recordKey) else { continue }
+            }
+            guard ownerActive(binding, record) else { continue }
             // The model only for bindings whose rules may read it: with many
             // features it costs more than everything else a binding does.
             let readsModel = binding.definition.readsModel
             if data == nil || (readsModel && !dataHasModel) {
-                data = ["mutation": mutationJSON(record), "model": readsModel ? modelJSON() : [:], "given": .null]
+                data = ["mutation": mutationJSON(record, scratch.delivery), "model": readsModel ? modelJSON() : [:], "given": .null]
                 dataHasModel = readsModel
             }
             run(binding, record: record, data: data!)
@@ -124,34 +135,23 @@ extension Dispatcher {
                 case .map(let rule, _):
                     given = try evaluate(rule, scope())
                 case .call(let name, _):
-                    let (result, output) = callHandler(name, record: record, given: given, inGiven: true)
-                    if result < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result))") }
-                    if result == 0 {
+                    let result = callHandler(name, mutation: mutationJSON(record, scratch.delivery).jsonText, given: given, inGiven: true)
+                    if result.status < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result.status))") }
+                    if result.status == 0 {
                         reportBinding(.bindingSkipped, definition, nil)
                         return
                     }
-                    if let output { given = output }
+                    if let output = result.output { given = output }
                 }
             }
             if let name = definition.thenCall {
-                let (result, _) = callHandler(name, record: record, given: given, inGiven: false)
-                if result < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result))") }
+                let result = callHandler(name, mutation: mutationJSON(record, scratch.delivery).jsonText, given: given, inGiven: false)
+                if result.status < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result.status))") }
             }
-            var actions: [ResolvedAction] = []
-            for (i, template) in definition.thenSubmit.enumerated() {
-                do throws(UniFlowError) {
-                    let json: JSONValue
-                    do throws(UniFlowError) {
-                        json = try ActionTemplate.substitute(template, data: scope())
-                    } catch {
-                        // As a `given` rule's failure reads.
-                        throw UniFlowError(.schema, "rule error: \(error.message)")
-                    }
-                    actions.append(try resolve(try ActionRequest.decode(json), hasVia: false))
-                } catch {
-                    throw error.prefixed("then.submit[\(i)]")
-                }
-            }
+            // A template on the binding's own keyed feature acts on the mutation's instance.
+            let ownKey = binding.ownerKeyed && binding.owner == record.feature ? record.key.map { String(cString: $0) } : nil
+            let actions = try templateActions(definition.thenSubmit, data: scope(), ownFeature: ownKey.map { _ in binding.owner },
+                                              ownKey: ownKey, path: "then.submit")
             if cascade.dropping && !actions.isEmpty {
                 throw UniFlowError(.loop, "the cascade limit (\(options.maxCascade)) was reached; actions refused")
             }
@@ -162,6 +162,34 @@ extension Dispatcher {
         }
     }
 
+    /// Substitutes and checks action templates, all or nothing: the actions to
+    /// queue (owning their strings), or the first template's failure
+    /// (`<path>[i]: ...`). A template on `ownFeature` without a key gets `ownKey`.
+    func templateActions(_ templates: [JSONValue], data: JSONValue, ownFeature: Int32?, ownKey: String?,
+                         path: String) throws(UniFlowError) -> [ResolvedAction] {
+        var actions: [ResolvedAction] = []
+        for (i, template) in templates.enumerated() {
+            do throws(UniFlowError) {
+                var json: JSONValue
+                do throws(UniFlowError) {
+                    json = try ActionTemplate.substitute(template, data: data)
+                } catch {
+                    // As a `given` rule's failure reads.
+                    throw UniFlowError(.schema, "rule error: \(error.message)")
+                }
+                if let ownKey, let ownFeature, case .object(var object) = json, object["key"] == nil,
+                   object["feature"]?.stringValue == featureName(ownFeature) {
+                    object["key"] = .string(ownKey)
+                    json = .object(object)
+                }
+                actions.append(try resolve(try ActionRequest.decode(json), hasVia: false).owned())
+            } catch {
+                throw error.prefixed("\(path)[\(i)]")
+            }
+        }
+        return actions
+    }
+
     private func evaluate(_ rule: JSONValue, _ data: JSONValue) throws(UniFlowError) -> JSONValue {
         do throws(UniFlowError) {
             return try JsonLogic.apply(rule, data: data)
@@ -170,38 +198,29 @@ extension Dispatcher {
         }
     }
 
-    private func callHandler(_ name: String, record: MutationRecord, given: JSONValue, inGiven: Bool) -> (Int32, JSONValue?) {
-        guard let handler = handlers[name] else { return (-1, nil) }
-        let saved = handlerCall
-        handlerCall = HandlerCallScratch(mutationText: mutationJSON(record).jsonText, givenText: given.jsonText)
+    /// Calls a host handler with the text `uf_binding_call_*` reads; returns its
+    /// status and the output it set (`given` clauses only).
+    func callHandler(_ name: String, mutation: String, given: JSONValue, inGiven: Bool) -> (status: Int32, output: JSONValue?) {
+        guard let handler = bindings.handlers[name] else { return (-1, nil) }
+        let saved = scratch.handlerCall
+        scratch.handlerCall = HandlerCallScratch(mutationText: mutation, givenText: given.jsonText)
         defer {
-            free(handlerCall.mutationCString)
-            free(handlerCall.givenCString)
-            handlerCall = saved
+            scratch.handlerCall.reset()
+            scratch.handlerCall = saved
         }
         var call = BindingCallRecord(dispatcher: UnsafeMutableRawPointer(handle), inGiven: inGiven)
-        let result = withUnsafeMutablePointer(to: &call) { handler.fn(OpaquePointer($0), handler.payload) }
-        return (result, handlerCall.output)
+        let result = withUnsafeMutablePointer(to: &call) { handler.function(OpaquePointer($0), handler.payload) }
+        return (result, scratch.handlerCall.output)
     }
 
     private func reportBinding(_ event: ReportEvent, _ binding: BindingDefinition, _ failure: UniFlowError?) {
-        guard reportingActive, let action = delivery.action else { return }
+        guard reportingActive, let action = scratch.delivery.action else { return }
         if event == .bindingSkipped {
-            let wanted = options.reporting == .verbose || (reporter != nil && options.reportSkipped)
+            let wanted = options.reporting == .verbose || (reporter.custom != nil && options.reportSkipped)
             guard wanted else { return }
         }
-        let name = reporter == nil && options.reporting == .verbose ? binding.sentence : binding.name
+        let name = reporter.custom == nil && options.reporting == .verbose ? binding.sentence : binding.name
         report(event, action: action, failure: failure, binding: name)
-    }
-
-    // MARK: Handlers
-
-    func registerHandler(_ handler: HostHandler) throws(UniFlowError) {
-        try refuseWhileClosing("uf_register_handler")
-        guard handlers[handler.name] == nil else {
-            throw UniFlowError(.exists, "a handler named '\(handler.name)' is already registered")
-        }
-        handlers[handler.name] = handler
     }
 }
 
@@ -209,4 +228,75 @@ extension Dispatcher {
 struct BindingReference {
     var owner: Int32
     var index: Int32
+}
+
+/// A registered model binding with its filter compiled and its owner known.
+struct ActiveBinding {
+    var definition: BindingDefinition
+    /// The feature whose definition declares the binding.
+    var owner: Int32
+    var ownerKeyed: Bool
+    var filter: Dispatcher.CompiledFilter
+}
+
+/// What `uf_binding_call *` points to while a handler runs: a record on the
+/// processing thread's stack, with its text kept in `CallbackScratch.handlerCall`.
+struct BindingCallRecord {
+    var dispatcher: UnsafeMutableRawPointer
+    /// `set_output` is allowed in `given`, not in `then`.
+    var inGiven: Bool
+}
+
+/// The handler's side of a binding being run (or an event guard).
+struct HandlerCallScratch {
+    var mutationText: String = "null"
+    var givenText: String = "null"
+    var output: JSONValue?
+    var mutationCString: UnsafeMutablePointer<CChar>?
+    var givenCString: UnsafeMutablePointer<CChar>?
+
+    mutating func reset() {
+        free(mutationCString)
+        free(givenCString)
+        mutationCString = nil
+        givenCString = nil
+    }
+}
+
+extension Dispatcher {
+    /// `uf_binding_call_mutation_json` and `uf_binding_call_given_json`, made on first request.
+    func handlerCallText(given: Bool) -> UnsafePointer<CChar>? {
+        if given {
+            if scratch.handlerCall.givenCString == nil {
+                scratch.handlerCall.givenCString = try? Memory.copy(scratch.handlerCall.givenText, for: "a binding's given")
+            }
+            return scratch.handlerCall.givenCString.map { UnsafePointer($0) }
+        }
+        if scratch.handlerCall.mutationCString == nil {
+            scratch.handlerCall.mutationCString = try? Memory.copy(scratch.handlerCall.mutationText, for: "a mutation's text")
+        }
+        return scratch.handlerCall.mutationCString.map { UnsafePointer($0) }
+    }
+
+    /// `uf_binding_call_set_output`.
+    func setHandlerOutput(_ record: BindingCallRecord, _ text: UnsafePointer<CChar>) throws(UniFlowError) {
+        guard record.inGiven else {
+            throw UniFlowError(.misuse, "uf_binding_call_set_output is only allowed in a given clause")
+        }
+        scratch.handlerCall.output = try JSONParser.parse(text)
+    }
+}
+
+/// JsonLogic's truthiness (json-logic-js `truthy`: JavaScript's, except that an
+/// empty array is false).
+func isTruthy(_ value: JSONValue) -> Bool {
+    switch value {
+    case .null: false
+    case .bool(let b): b
+    case .int(let i): i != 0
+    case .double(let d): d != 0 && !d.isNaN
+    case .string(let s): !s.isEmpty
+    case .array(let items): !items.isEmpty
+    case .object: true
+    }
 }

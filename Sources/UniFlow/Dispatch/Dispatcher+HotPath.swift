@@ -1,20 +1,23 @@
 import CUniFlow
 import Glibc
 
-// The hot path: `uf_dispatch` of a payload-free, via-free initialize, transition or
-// deinitialize whose kind no model binding of that feature watches, with no
-// reporter and no journal.
+// The hot path: `uf_dispatch` of a payload-free, via-free transition, send (to an
+// unguarded target), or initialize or deinitialize of a single feature, whose
+// kind no model binding of that feature watches, with no reporter and no journal.
 // That is what a host does in a loop (a progress toggle, a state machine driven by
 // events), so it runs without creating a `String`, allocating, retaining or
-// building a `ResolvedAction`: names are looked up from the caller's C bytes, the
-// precondition is checked on the flat `HotStorage`, and the mutation record lives
-// on the stack (shared/FACTS.md measures what each of those costs).
+// building a `ResolvedAction`: names and keys are looked up from the caller's C
+// bytes, the precondition is checked on the flat `HotStorage`, and the mutation
+// record lives on the stack. (bench/README.md measures what each of those costs.)
 //
 // Anything unusual — a name that does not resolve, a precondition that fails, a
-// payload to store or fill with defaults, bindings, reports, a journal — returns
-// nil, and the caller takes the general path (resolve, process) under the same
-// lock. That path decides every error message and report, so this one never has
-// to: it only ever applies what the general path would have applied, the same way.
+// payload to store or fill with defaults, a guard to evaluate, bindings, reports, a
+// journal — returns nil before anything happened, and the caller takes the general
+// path (resolve, process) under the same lock. That path decides every error
+// message and report, so this one never has to: it only ever applies what the
+// general path would have applied, the same way (HotPathTests compares the two).
+// Interceptors, state timers and watches are served here as the general path
+// serves them.
 
 extension Dispatcher {
     /// Whether `uf_dispatch` may try the hot path: no payload, no via, not inside
@@ -25,14 +28,14 @@ extension Dispatcher {
         return !isProcessingOnCurrentThread
     }
 
-    /// `uf_dispatch` with the dispatcher to itself: the hot path when it applies,
-    /// otherwise the general one. Returns the status; a failure is recorded.
+    /// An action with the dispatcher to itself: the hot path when it applies,
+    /// otherwise `general`, which resolves the action from its source and
+    /// processes it. Returns the status; a failure is recorded.
     @inline(__always)
-    func dispatchLocked(_ a: UnsafePointer<uf_action>) -> Int32 {
-        if dispatchFast(a) { return Status.ok.rawValue }
+    func dispatchLocked(_ a: UnsafePointer<uf_action>, otherwise general: () throws(UniFlowError) -> ResolvedAction) -> Int32 {
+        if let status = dispatchFast(a) { return status }
         do throws(UniFlowError) {
-            let action = try resolve(a.pointee)
-            if let failure = process(action) { return fail(failure) }
+            if let failure = process(try general()) { return fail(failure) }
             return Status.ok.rawValue
         } catch {
             return fail(error)
@@ -40,79 +43,146 @@ extension Dispatcher {
     }
 
     /// Applies the action and notifies the subscribers if it is a hot-path action
-    /// whose precondition holds; returns false, having changed nothing, otherwise.
+    /// whose precondition holds, and returns its status (an interceptor may veto
+    /// it); returns nil, having changed nothing, otherwise.
     @inline(__always)
-    private func dispatchFast(_ pointer: UnsafePointer<uf_action>) -> Bool {
+    private func dispatchFast(_ pointer: UnsafePointer<uf_action>) -> Int32? {
         // Read in place: the caller's struct stays put for the whole call.
         let a = pointer.pointee
         let kind: ActionKind
         switch a.kind {
         case UF_ACTION_TRANSITION: kind = .transition
+        case UF_ACTION_SEND: kind = .send
         case UF_ACTION_INITIALIZE: kind = .initialize
         case UF_ACTION_DEINITIALIZE: kind = .deinitialize
-        default: return false
+        default: return nil
         }
-        guard let featureName = a.feature, a.uninitialized == 0, !hot.journaling, !reportingActive else { return false }
+        guard let featureName = a.feature, a.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }
         let feature = hot.findFeature(featureName)
-        guard feature >= 0 else { return false }
+        guard feature >= 0 else { return nil }
         let slot = hot.features.pointer(Int(feature))
-        // Bindings that watch this kind of mutation of this feature need the general path.
-        let mutationKind: uf_mutation_kind
-        switch kind {
-        case .initialize: mutationKind = UF_MUTATION_INITIALIZATION
-        case .transition: mutationKind = UF_MUTATION_TRANSITION
-        default: mutationKind = UF_MUTATION_DEINITIALIZATION
-        }
-        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: mutationKind.rawValue)
-        guard (slot.pointee.bindingKinds | hot.anyBindingKinds) & kindBit == 0, !slot.pointee.hasPayload else { return false }
 
+        // Where it acts: the feature, or the live instance its key names.
         var header = ActionHeader(kind: kind, feature: feature)
-        if let from = a.from {
-            if kind == .initialize { return false }
-            header.from = hot.findState(from, of: feature)
-            guard header.from >= 0 else { return false }
-        }
-        if let into = a.into {
-            if kind == .deinitialize { return false }
-            header.into = hot.findState(into, of: feature)
-            guard header.into >= 0, !stateSlot(header.into, of: slot.pointee).hasFields else { return false }
-        } else if kind != .deinitialize {
-            return false
-        }
-        if a.same != 0 {
-            if kind != .transition || header.from >= 0 { return false }
-            header.same = true
+        var place = Place(feature: feature)
+        let current: Int32
+        var instanceList: Int32 = -1
+        var key: UnsafePointer<CChar>? = nil
+        var armedTimers: Int32
+        if slot.pointee.instances >= 0 {
+            guard let given = a.key, kind == .transition || kind == .send else { return nil }
+            let table = hot.instanceTables.pointer(Int(slot.pointee.instances))
+            place.instance = table.pointee.find(given)
+            guard place.instance >= 0 else { return nil }
+            let instance = table.pointee.slots[Int(place.instance)]
+            guard !instance.hasPayload else { return nil }
+            current = instance.state
+            instanceList = instance.subscribers
+            key = UnsafePointer(instance.key)
+            armedTimers = instance.timers
+            header.key = given
+        } else {
+            guard a.key == nil, !slot.pointee.hasPayload else { return nil }
+            current = slot.pointee.state
+            armedTimers = slot.pointee.timers
         }
 
-        let current = slot.pointee.state
+        var actualizes = false
+        switch kind {
+        case .send:
+            guard let event = a.event, a.from == nil, a.into == nil, a.same == 0, current >= 0 else { return nil }
+            header.event = hot.findEvent(event, of: feature)
+            header.eventName = event
+            guard let target = firstTarget(header.event, feature: slot.pointee, current: current) else { return nil }
+            header.into = target.into
+            actualizes = target.actualize && target.into == current
+        default:
+            guard a.event == nil else { return nil }
+            if let from = a.from {
+                if kind == .initialize { return nil }
+                header.from = hot.findState(from, of: feature)
+                guard header.from >= 0 else { return nil }
+            }
+            if let into = a.into {
+                if kind == .deinitialize { return nil }
+                header.into = hot.findState(into, of: feature)
+                guard header.into >= 0 else { return nil }
+            } else if kind != .deinitialize {
+                return nil
+            }
+            if a.same != 0 {
+                if kind != .transition || header.from >= 0 { return nil }
+                header.same = true
+            }
+        }
+        if header.into >= 0 && stateSlot(header.into, of: slot.pointee).hasFields { return nil }
+
+        let mutationKind: MutationKind
         switch kind {
         case .initialize:
-            guard current < 0, stateSlot(header.into, of: slot.pointee).isInitial else { return false }
+            guard current < 0, stateSlot(header.into, of: slot.pointee).isInitial else { return nil }
+            mutationKind = .initialization
         case .transition:
             if header.from >= 0 {
-                guard current == header.from else { return false }
+                guard current == header.from else { return nil }
             } else {
-                guard current >= 0, current != header.into || header.same else { return false }
+                guard current >= 0, current != header.into || header.same else { return nil }
             }
-            guard hot.allowsTransition(slot.pointee, from: current, into: header.into) else { return false }
+            guard hot.allowsTransition(slot.pointee, from: current, into: header.into) else { return nil }
+            mutationKind = .transition
+        case .send:
+            mutationKind = actualizes ? .actualization : .transition
         default:
-            guard current >= 0, header.from < 0 || current == header.from else { return false }
+            guard current >= 0, header.from < 0 || current == header.from else { return nil }
+            mutationKind = .deinitialization
         }
+        // Bindings that watch this kind of mutation of this feature need the general path.
+        guard (slot.pointee.bindingKinds | hot.anyBindingKinds) & mutationKind.bit == 0 else { return nil }
 
-        // The precondition holds: apply, then notify.
+        // The precondition holds: interceptors, then apply, then notify.
         header.scope = a.scope
         header.context = a.context
         header.id = a.id
         cascade.processed += 1
-        let newState = kind == .deinitialize ? -1 : header.into
-        slot.pointee.state = newState
-        seq &+= 1
-        var record = MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq,
-                                    kind: Int32(mutationKind.rawValue), feature: feature,
-                                    oldState: current, newState: newState)
-        delivery.action = header
-        deliver(&record)
-        delivery.reset()
-        return true
+        if interceptorsApply(to: feature), let failure = intercept(header, current: current, payload: nil) {
+            return fail(failure)
+        }
+        // An interceptor may have registered or subscribed, which can move the tables.
+        let applied = hot.features.pointer(Int(feature))
+        let newState = mutationKind == .deinitialization ? -1 : header.into
+        if place.instance >= 0 {
+            hot.instanceTables.pointer(Int(applied.pointee.instances)).pointee.slots.pointer(Int(place.instance)).pointee.state = newState
+        } else {
+            applied.pointee.state = newState
+        }
+        model.seq &+= 1
+        var record = MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: model.seq, kind: mutationKind,
+                                    feature: feature, oldState: current, newState: newState, key: key)
+        if applied.pointee.watched || hot.watchingAll { noteChange(of: feature) }
+        if armedTimers >= 0 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
+            stateChanged(at: place, kind: mutationKind, from: current, into: newState)
+        }
+        scratch.delivery.action = header
+        deliver(&record, instanceList: instanceList)
+        scratch.delivery.reset()
+        return Status.ok.rawValue
+    }
+
+    /// A send's first target, when it is one the hot path can take: unguarded,
+    /// without a template, allowed by `transitions` (feature-level targets).
+    @inline(__always)
+    private func firstTarget(_ event: Int32, feature: FeatureSlot, current: Int32) -> EventTargetSlot? {
+        guard event >= 0 else { return nil }
+        for list in [stateSlot(current, of: feature).events, feature.events] {
+            for t in hot.targets(of: event, in: list) {
+                let target = hot.eventTargets[t]
+                if target.declaredIn < 0 && !(target.actualize && target.into == current)
+                    && !hot.allowsTransition(feature, from: current, into: target.into) {
+                    continue
+                }
+                return target.guarded || target.templated ? nil : target
+            }
+        }
+        return nil
     }
 }

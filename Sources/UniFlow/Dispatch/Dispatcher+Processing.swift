@@ -1,7 +1,8 @@
 import CUniFlow
 
-/// The processing order of SPEC section 7: precondition, via callback, payload,
-/// mutation applied; then subscribers, then the reporter; then the queue.
+/// The processing order (`docs/processing.md`): precondition, a send's target,
+/// interceptors, via callback, payload, mutation applied; then model bindings,
+/// subscribers and the reporter; then the queue.
 extension Dispatcher {
     /// Submits an action: processes it now (and then the queue), or queues it when
     /// called from inside one of this dispatcher's callbacks. `resolve` runs with
@@ -10,23 +11,23 @@ extension Dispatcher {
     /// from another thread while this one is processing does nothing and returns
     /// `.busy` (`uf_dispatch_try`).
     @inline(__always)
-    func submit(via: ViaCallback?, waiting: Bool = true,
+    func submit(via: HostCallback<uf_via_fn>?, waiting: Bool = true,
                 _ resolve: () throws(UniFlowError) -> ResolvedAction) throws(UniFlowError) -> Status {
+        var via = via
         if isProcessingOnCurrentThread {
-            var action: ResolvedAction
             do throws(UniFlowError) {
                 if closing { throw UniFlowError(.misuse, "the dispatcher is being freed") }
                 if cascade.dropping {
                     throw UniFlowError(.loop, "the cascade limit (\(options.maxCascade)) was reached; action refused")
                 }
-                action = try resolve()
+                var action = try resolve().owned()
+                action.header.via = via
+                queue.append(action)
+                return .queued
             } catch {
                 via?.release()
                 throw error
             }
-            action.via = via
-            queue.append(action.owned())
-            return .queued
         }
         func processNow() throws(UniFlowError) -> Status {
             var action: ResolvedAction
@@ -36,7 +37,7 @@ extension Dispatcher {
                 via?.release()
                 throw error
             }
-            action.via = via
+            action.header.via = via
             if let failure = process(action) { throw failure }
             return .ok
         }
@@ -64,52 +65,71 @@ extension Dispatcher {
         if reportingActive {
             report(.dropped, action: action.header, failure: UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached; action dropped"))
         }
-        action.via?.release()
+        var via = action.header.via
+        via?.release()
     }
 
     /// Processes one action. Returns nil when it was applied (or, for a trigger,
     /// processed), otherwise the failure, which has been reported.
     func process(_ action: ResolvedAction) -> UniFlowError? {
-        defer { action.via?.release() }
+        var via = action.header.via
+        defer { via?.release() }
         cascade.processed += 1
-        let feature = hot.features[Int(action.feature)]
-        if let failure = checkPrecondition(action, feature) {
-            if reportingActive { report(.rejected, action: action.header, failure: failure) }
+        var header = action.header
+        let place = place(of: header)
+        let current = state(at: place)
+        func rejected(_ failure: UniFlowError) -> UniFlowError {
+            if reportingActive { report(.rejected, action: header, failure: failure) }
             return failure
         }
+        if let failure = checkPrecondition(header, current: current) { return rejected(failure) }
+
+        var kind = MutationKind(applying: header.kind)
         var newPayload = action.payload
-        if let callback = action.via {
-            switch runVia(callback, action: action, feature: feature) {
+        if header.kind == .send {
+            switch chooseTarget(header, place: place, current: current, eventPayload: action.payload ?? JSONObject()) {
             case .failure(let failure):
-                if reportingActive { report(.rejected, action: action.header, failure: failure) }
-                return failure
+                return rejected(failure)
+            case .success(let choice):
+                header.into = choice.into
+                if choice.actualize { kind = .actualization }
+                newPayload = choice.payload
+            }
+        }
+        if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+            return rejected(failure)
+        }
+        if let callback = via {
+            switch runVia(callback, action: header, place: place, current: current, given: action.payload) {
+            case .failure(let failure):
+                return rejected(failure)
             case .success(let became):
                 if let became { newPayload = became }
             }
         }
-        if action.kind == .trigger {
-            if reportingActive { report(.processed, action: action.header) }
+        if header.kind == .trigger {
+            if reportingActive { report(.processed, action: header) }
             for queued in action.extras?.submit ?? [] { queue.append(queued) }
             return nil
         }
         do throws(UniFlowError) {
-            announce(try commit(action, feature: feature, payload: newPayload))
+            announce(try commit(header, kind: kind, at: place, from: current, payload: newPayload))
         } catch {
-            if reportingActive { report(.rejected, action: action.header, failure: error) }
-            return error
+            return rejected(error)
         }
         return nil
     }
 
-    /// The precondition's failure, if it does not hold (for batches).
-    func preconditionFailure(_ action: ResolvedAction, _ feature: FeatureSlot) -> UniFlowError? {
-        checkPrecondition(action, feature)
+    /// What messages call the action's subject: `Feature`, or `Feature[key]`.
+    func subject(_ action: ActionHeader) -> String {
+        guard let key = action.key else { return featureName(action.feature) }
+        return "\(featureName(action.feature))[\(String(cString: key))]"
     }
 
-    /// The precondition of SPEC section 3, `initial` and `transitions` included.
-    @inline(__always)
-    private func checkPrecondition(_ action: ResolvedAction, _ feature: FeatureSlot) -> UniFlowError? {
-        let current = feature.state
+    /// The precondition, `initial` and `transitions` included. `current` is the
+    /// state at the action's place (-1: absent).
+    func checkPrecondition(_ action: ActionHeader, current: Int32) -> UniFlowError? {
+        let feature = hot.features[Int(action.feature)]
         switch action.kind {
         case .initialize:
             if current >= 0 { return rejection(action, "is already initialized (in state \(stateName(current, feature: action.feature)))") }
@@ -143,59 +163,85 @@ extension Dispatcher {
             } else if current < 0 {
                 return rejection(action, "is not initialized")
             }
+        case .send:
+            if current < 0 { return rejection(action, "is not initialized") }
         }
         return nil
     }
 
-    private func rejection(_ action: ResolvedAction, _ text: String) -> UniFlowError {
-        UniFlowError(.rejected, "\(featureName(action.feature)) \(text)")
+    func rejection(_ action: ActionHeader, _ text: String) -> UniFlowError {
+        UniFlowError(.rejected, "\(subject(action)) \(text)")
     }
 
-    private func notIn(_ action: ResolvedAction, _ required: Int32, _ current: Int32) -> UniFlowError {
+    private func notIn(_ action: ActionHeader, _ required: Int32, _ current: Int32) -> UniFlowError {
         let wanted = stateName(required, feature: action.feature)
         if current < 0 { return rejection(action, "is not initialized (expected state \(wanted))") }
         return rejection(action, "is in state \(stateName(current, feature: action.feature)), not \(wanted)")
     }
 
-    /// Journals the mutation, then stores the new state and payload; nobody is
-    /// told yet. Fails (`UF_EIO`), changing nothing, when the journal cannot be written.
-    @inline(__always)
-    func commit(_ action: ResolvedAction, feature: FeatureSlot, payload given: JSONObject?) throws(UniFlowError) -> CommittedMutation {
-        let f = Int(action.feature)
-        let newState: Int32 = action.kind == .deinitialize ? -1 : action.into
+    /// Journals the mutation, then stores the new state and payload (making or
+    /// ending an instance); nobody is told yet. Fails, changing nothing, when the
+    /// journal cannot be written (`UF_EIO`) or an instance cannot be made (`UF_ENOMEM`).
+    func commit(_ action: ActionHeader, kind: MutationKind, at given: Place, from current: Int32,
+                payload: JSONObject?) throws(UniFlowError) -> CommittedMutation {
+        var place = given
+        let newState: Int32 = kind == .deinitialization ? -1 : action.into
         var newPayload: JSONObject? = nil
         if newState >= 0 {
-            if let given {
-                newPayload = given.isEmpty ? nil : given
-            } else if stateSlot(newState, of: feature).hasFields {
+            if let payload {
+                newPayload = payload.isEmpty ? nil : payload
+            } else if stateSlot(newState, of: hot.features[Int(action.feature)]).hasFields {
                 // Entered automatically: an auto state's defaults fill in.
                 let defaults = (try? stateDefinition(newState, of: action.feature).checkPayload(nil, feature: featureName(action.feature))) ?? JSONObject()
                 newPayload = defaults.isEmpty ? nil : defaults
             }
         }
-        let kind: UInt32
-        switch action.kind {
-        case .initialize: kind = UF_MUTATION_INITIALIZATION.rawValue
-        case .actualize: kind = UF_MUTATION_ACTUALIZATION.rawValue
-        case .transition: kind = UF_MUTATION_TRANSITION.rawValue
-        default: kind = UF_MUTATION_DEINITIALIZATION.rawValue
-        }
-        let hadPayload = feature.hasPayload
+        let oldPayload = current >= 0 ? storedPayload(at: place) : nil
+        let keyed = hot.features[Int(action.feature)].instances >= 0
+        if keyed && kind == .initialization { place = try createInstance(action.key!, of: action.feature) }
         var mutation = CommittedMutation(
-            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: seq &+ 1, kind: Int32(kind),
-                                   feature: action.feature, oldState: feature.state, newState: newState),
-            action: action.header)
-        if hadPayload || newPayload != nil {
-            mutation.oldPayload = hadPayload ? payloads[f] : nil
-            mutation.newPayload = newPayload
+            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: model.seq &+ 1, kind: kind,
+                                   feature: action.feature, oldState: current, newState: newState, key: key(at: place)),
+            action: action, place: place)
+        mutation.oldPayload = oldPayload
+        mutation.newPayload = newPayload
+        if hot.journaling {
+            do throws(UniFlowError) {
+                try journalMutation(mutation)
+            } catch {
+                if keyed && kind == .initialization { discardInstance(at: place) }
+                throw error
+            }
         }
-        if hot.journaling { try journalMutation(mutation) }
-        let slot = hot.features.pointer(f)
-        slot.pointee.state = newState
-        slot.pointee.hasPayload = newPayload != nil
-        if hadPayload || newPayload != nil { payloads[f] = newPayload }
-        seq &+= 1
+        if batch != nil && !(keyed && kind == .deinitialization) {
+            batch!.undo.append(kind == .initialization && keyed
+                ? .created(table: hot.features[Int(action.feature)].instances, slot: place.instance)
+                : .stored(place, state: current, payload: oldPayload))
+        }
+        if keyed { mutation.instanceList = hot.instanceTables[Int(hot.features[Int(action.feature)].instances)].slots[Int(place.instance)].subscribers }
+        // State timers first: an instance's are found through its slot, which a
+        // deinitialization frees (a rolled-back batch undoes both).
+        stateChanged(at: place, kind: kind, from: current, into: newState)
+        if keyed && kind == .deinitialization {
+            removeInstance(at: place)
+        } else {
+            store(newState, payload: newPayload, at: place)
+        }
+        model.seq &+= 1
+        if batch == nil { noteCommitted(mutation) }
         return mutation
+    }
+
+    /// Tells the watches that read the feature (a batch does once it holds).
+    @inline(__always)
+    func noteCommitted(_ mutation: CommittedMutation) {
+        if hot.features[Int(mutation.record.feature)].watched || hot.watchingAll { noteChange(of: mutation.record.feature) }
+    }
+
+    /// Ends an instance made for a mutation that then failed: nobody saw it.
+    private func discardInstance(at place: Place) {
+        let table = Int(hot.features[Int(place.feature)].instances)
+        free(hot.instanceTables.pointer(table).pointee.remove(place.instance))
     }
 
     /// Runs the model bindings, the subscribers and the reporter for a committed mutation.
@@ -203,15 +249,15 @@ extension Dispatcher {
     func announce(_ mutation: CommittedMutation) {
         var record = mutation.record
         if mutation.oldPayload != nil || mutation.newPayload != nil {
-            delivery.oldPayload = mutation.oldPayload
-            delivery.newPayload = mutation.newPayload
+            scratch.delivery.oldPayload = mutation.oldPayload
+            scratch.delivery.newPayload = mutation.newPayload
         }
-        delivery.action = mutation.action
-        let kindBit: UInt8 = 1 << UInt8(truncatingIfNeeded: record.kind)
+        scratch.delivery.action = mutation.action
+        let kindBit = MutationKind.bit(record.kind)
         if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record) }
-        deliver(&record)
+        deliver(&record, instanceList: mutation.instanceList)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
-        delivery.reset()
+        scratch.delivery.reset()
     }
 }
 
@@ -221,9 +267,16 @@ struct CommittedMutation {
     var oldPayload: JSONObject?
     var newPayload: JSONObject?
     var action: ActionHeader
+    /// Where it happened (the instance's slot, for a keyed feature).
+    var place: Place
+    /// The instance's `F[key]` subscription list, or -1.
+    var instanceList: Int32 = -1
 
-    init(record: MutationRecord, action: ActionHeader) {
+    init(record: MutationRecord, action: ActionHeader, place: Place) {
         self.record = record
         self.action = action
+        self.place = place
     }
 }
+
+import Glibc

@@ -1,95 +1,111 @@
 import CUniFlow
 import Glibc
 
-/// A host reporter (`uf_set_reporter`).
-final class CustomReporter {
-    let fn: uf_report_fn
-    let payload: UnsafeMutableRawPointer?
-    private var payloadFree: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
-
-    init(fn: uf_report_fn, payload: UnsafeMutableRawPointer?, payloadFree: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) {
-        self.fn = fn
-        self.payload = payload
-        self.payloadFree = payloadFree
-    }
-
-    /// Runs `payload_free` once.
-    func release() {
-        let free = payloadFree
-        payloadFree = nil
-        free?(payload)
-    }
-}
-
-/// What a report is about (SPEC 4.6).
+/// What a report is about (`docs/processing.md`, "Reports").
 enum ReportEvent: String {
     case processed, rejected, dropped
     case bindingProcessed = "binding_processed"
     case bindingRejected = "binding_rejected"
     case bindingSkipped = "binding_skipped"
+    case timerFired = "timer_fired"
+    case timerRejected = "timer_rejected"
+}
+
+/// The keys of a report beyond its event, action and failure.
+struct ReportDetails {
+    var binding: String?
+    /// A timer's report: its id (nil: anonymous).
+    var timer: UnsafePointer<CChar>?
+    var aboutTimer = false
+    /// A dropped deferred delivery: its subscription and mutation.
+    var subscription: UInt64?
+    var seq: UInt64?
+    /// A watch's rule error: the watch.
+    var watch: UInt64?
 }
 
 extension Dispatcher {
     /// Reports cost JSON; they are built only when someone reads them.
     @inline(__always)
-    var reportingActive: Bool { reporter != nil || options.reporting != .none }
+    var reportingActive: Bool { reporter.custom != nil || options.reporting != .none }
 
     /// Replaces the reporter (nil: back to the built-in one).
-    func setReporter(_ new: CustomReporter?) throws(UniFlowError) {
+    func setReporter(_ new: HostCallback<uf_report_fn>?) throws(UniFlowError) {
         try refuseWhileClosing("uf_set_reporter")
-        let old = reporter
-        reporter = new
-        guard let old else { return }
-        if reporterRunning { retiredReporters.append(old) } else { old.release() }
+        let old = reporter.custom
+        reporter.custom = new
+        guard var old else { return }
+        if reporter.running { reporter.retired.append(old) } else { old.release() }
     }
 
     /// Sends one report to the custom reporter or prints it per `reporting`.
-    func report(_ event: ReportEvent, action: ActionHeader, failure: UniFlowError? = nil,
+    func report(_ event: ReportEvent, action: ActionHeader?, failure: UniFlowError? = nil,
                 mutation: MutationRecord? = nil, binding: String? = nil) {
-        if let reporter {
+        report(event, action: action, failure: failure, mutation: mutation, details: ReportDetails(binding: binding))
+    }
+
+    func report(_ event: ReportEvent, action: ActionHeader?, failure: UniFlowError? = nil,
+                mutation: MutationRecord? = nil, details: ReportDetails) {
+        if let custom = reporter.custom {
             var object = JSONObject()
             object["event"] = .string(event.rawValue)
-            object["action"] = .object(actionDescription(action))
+            if let action { object["action"] = .object(actionDescription(action)) }
             if let failure {
                 object["status"] = .string(failure.status.name)
                 object["reason"] = .string(failure.message)
             }
-            if let binding { object["binding"] = .string(binding) }
+            if let binding = details.binding { object["binding"] = .string(binding) }
+            if details.aboutTimer { object["timer"] = details.timer.map { .string(String(cString: $0)) } ?? .null }
+            if let subscription = details.subscription { object["subscription"] = .int(Int64(bitPattern: subscription)) }
+            if let seq = details.seq { object["seq"] = .int(Int64(bitPattern: seq)) }
+            if let watch = details.watch { object["watch"] = .int(Int64(bitPattern: watch)) }
             let text = JSONValue.object(object).jsonText
-            reporterRunning = true
-            text.withCString { reporter.fn($0, reporter.payload) }
-            reporterRunning = false
-            for retired in retiredReporters { retired.release() }
-            retiredReporters.removeAll()
+            reporter.running = true
+            text.withCString { custom.function($0, custom.payload) }
+            reporter.running = false
+            for i in reporter.retired.indices { reporter.retired[i].release() }
+            reporter.retired.removeAll()
             return
         }
         guard options.reporting != .none else { return }
-        var line = "[uniflow] \(event.rawValue) \(actionName(action))"
+        var line = "[uniflow] \(event.rawValue)"
+        if let action { line += " \(actionName(action))" }
+        if details.aboutTimer { line += " timer \(details.timer.map { String(cString: $0) } ?? "(anonymous)")" }
+        if let watch = details.watch { line += " watch \(watch)" }
+        if let subscription = details.subscription { line += " subscription \(subscription)" }
+        if let seq = details.seq { line += " seq \(seq)" }
         if let failure { line += ": \(failure.status.name): \(failure.message)" }
         // Verbose names a binding by its whole sentence, which brackets its scenario itself.
-        if let binding { line += options.reporting == .verbose ? " \(binding)" : " [\(binding)]" }
+        if let binding = details.binding { line += options.reporting == .verbose ? " \(binding)" : " [\(binding)]" }
         if options.reporting == .verbose, let mutation {
-            line += "\n[uniflow]   \(mutationJSON(mutation).jsonText)"
+            line += "\n[uniflow]   \(mutationJSON(mutation, scratch.delivery).jsonText)"
         }
         // The C `stderr` global is not concurrency-safe in Swift; fd 2 is the same stream, unbuffered.
         let text = line + "\n"
         _ = text.withCString { write(2, $0, strlen($0)) }
     }
 
-    /// `context@scope`, or `Feature.kind` when neither is given (SPEC 3).
+    /// A watch's rule failed: its value is `null`.
+    func reportWatch(_ id: UInt64, _ failure: UniFlowError) {
+        guard reportingActive else { return }
+        report(.bindingRejected, action: nil, failure: failure, details: ReportDetails(watch: id))
+    }
+
+    /// `context@scope`, or `Feature.kind` when neither is given.
     func actionName(_ action: ActionHeader) -> String {
         let scope = action.scope.map { String(cString: $0) }
         let context = action.context.map { String(cString: $0) }
-        if scope == nil && context == nil { return "\(featureName(action.feature)).\(action.kind.rawValue)" }
+        if scope == nil && context == nil { return "\(subject(action)).\(action.kind.rawValue)" }
         return "\(context ?? "")@\(scope ?? "")"
     }
 
-    /// The action as reports and mutations show it: kind, feature, state keys,
-    /// scope, context and id; never the payload.
+    /// The action as reports and mutations show it: kind, feature, key, state
+    /// keys, event, scope, context, id and timer; never the payload.
     func actionDescription(_ action: ActionHeader) -> JSONObject {
         var object = JSONObject()
         object["kind"] = .string(action.kind.rawValue)
         object["feature"] = .string(featureName(action.feature))
+        if let key = action.key { object["key"] = .string(String(cString: key)) }
         let from: JSONValue? = action.from >= 0 ? .string(stateName(action.from, feature: action.feature)) : nil
         let into: JSONValue? = action.into >= 0 ? .string(stateName(action.into, feature: action.feature)) : nil
         switch action.kind {
@@ -102,10 +118,15 @@ extension Dispatcher {
         case .deinitialize: object["from"] = from
         case .trigger:
             if let from { object["in"] = from } else { object["initialized"] = .bool(!action.uninitialized) }
+        case .send:
+            object["event"] = .string(action.eventName.map { String(cString: $0) } ?? "")
+            // Once its target is chosen.
+            object["into"] = into
         }
         if let scope = action.scope { object["scope"] = .string(String(cString: scope)) }
         if let context = action.context { object["context"] = .string(String(cString: context)) }
         if let id = action.id { object["id"] = .string(String(cString: id)) }
+        if action.byTimer { object["timer"] = action.timer.map { .string(String(cString: $0)) } ?? .null }
         return object
     }
 }

@@ -6,10 +6,14 @@ import Glibc
 struct ViaContextRecord {
     var dispatcher: UnsafeMutableRawPointer
     var feature: Int32
-    /// The feature's state before the action, or -1.
+    /// The feature's (instance's) state before the action, or -1.
     var state: Int32
     /// The state entered or actualized, or -1 (trigger, deinitialization).
     var target: Int32
+    /// The instance's key (nil for a single feature).
+    var key: UnsafePointer<CChar>?
+    /// The instance's slot (-1: a single feature, or an instance not yet made).
+    var instance: Int32
 }
 
 /// The via callback's side of the dispatcher: what `become` stored, and the
@@ -28,29 +32,31 @@ struct ViaScratch {
 }
 
 extension Dispatcher {
-    /// Runs a via callback (SPEC 4.4): after the precondition held, before the
-    /// mutation is built. Returns the payload it `become`s, if any.
-    func runVia(_ callback: ViaCallback, action: ResolvedAction, feature: FeatureSlot) -> Result<JSONObject?, UniFlowError> {
+    /// Runs a via callback: after the precondition held (and the interceptors let
+    /// the action through), before the mutation is built. Returns the payload it
+    /// `become`s, if any.
+    func runVia(_ callback: HostCallback<uf_via_fn>, action: ActionHeader, place: Place, current: Int32,
+                given: JSONObject?) -> Result<JSONObject?, UniFlowError> {
         let target: Int32 = action.entersState ? action.into : -1
         var record = ViaContextRecord(dispatcher: UnsafeMutableRawPointer(handle), feature: action.feature,
-                                      state: feature.state, target: target)
+                                      state: current, target: target, key: action.key, instance: place.instance)
         // A via may submit (queued), but never runs inside another via of this
         // dispatcher, so one scratch suffices; keep the caller's anyway for safety.
-        let saved = via
-        via = ViaScratch()
+        let saved = scratch.via
+        scratch.via = ViaScratch()
         defer {
-            via.reset()
-            via = saved
+            scratch.via.reset()
+            scratch.via = saved
         }
-        let result = withUnsafeMutablePointer(to: &record) { callback.fn(OpaquePointer($0), callback.payload) }
-        let name = featureName(action.feature)
+        let result = withUnsafeMutablePointer(to: &record) { callback.function(OpaquePointer($0), callback.payload) }
+        let name = subject(action)
         if result > 0 { return .failure(UniFlowError(.rejected, "\(name): the via callback declined the action")) }
         if result < 0 { return .failure(UniFlowError(.callback, "\(name): the via callback failed (returned \(result))")) }
         guard target >= 0 else { return .success(nil) }
-        if let failure = via.lastBecomeFailure { return .failure(failure) }
-        if let became = via.became { return .success(became) }
-        if action.payload == nil && !stateSlot(target, of: feature).isAuto {
-            return .failure(UniFlowError(.rejected, "\(name).\(stateName(target, feature: action.feature)) has required fields and the via callback did not become a payload"))
+        if let failure = scratch.via.lastBecomeFailure { return .failure(failure) }
+        if let became = scratch.via.became { return .success(became) }
+        if given == nil && !stateSlot(target, of: hot.features[Int(action.feature)]).isAuto {
+            return .failure(UniFlowError(.rejected, "\(featureName(action.feature)).\(stateName(target, feature: action.feature)) has required fields and the via callback did not become a payload"))
         }
         return .success(nil)
     }
@@ -65,11 +71,11 @@ extension Dispatcher {
             guard let object = json.objectValue else {
                 throw UniFlowError(.schema, "\(featureName(record.feature)).\(stateName(record.target, feature: record.feature)): payload must be an object, got \(json.kindName)")
             }
-            via.became = try stateDefinition(record.target, of: record.feature)
+            scratch.via.became = try stateDefinition(record.target, of: record.feature)
                 .checkPayload(object, feature: featureName(record.feature))
-            via.lastBecomeFailure = nil
+            scratch.via.lastBecomeFailure = nil
         } catch {
-            via.lastBecomeFailure = error.status == .invalidJSON ? UniFlowError(.schema, error.message) : error
+            scratch.via.lastBecomeFailure = error.status == .invalidJSON ? UniFlowError(.schema, error.message) : error
             throw error
         }
     }
@@ -77,9 +83,9 @@ extension Dispatcher {
     /// `uf_context_payload_json`: the current payload's text, kept until the callback returns.
     func contextPayloadText(_ record: ViaContextRecord) -> UnsafePointer<CChar>? {
         guard record.state >= 0 else { return nil }
-        if let text = via.payloadText { return UnsafePointer(text) }
-        let payload = hot.features[Int(record.feature)].hasPayload ? payloads[Int(record.feature)] : nil
-        via.payloadText = strdup(JSONValue.object(payload ?? JSONObject()).jsonText)
-        return via.payloadText.map { UnsafePointer($0) }
+        if let text = scratch.via.payloadText { return UnsafePointer(text) }
+        let place = Place(feature: record.feature, instance: record.instance)
+        scratch.via.payloadText = try? Memory.copy(JSONValue.object(payload(at: place)).jsonText, for: "a payload's text")
+        return scratch.via.payloadText.map { UnsafePointer($0) }
     }
 }

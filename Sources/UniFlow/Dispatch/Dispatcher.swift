@@ -2,72 +2,67 @@ import CUniFlow
 import Glibc
 import Synchronization
 
-/// Owns the GlobalModel, the registered feature definitions, the subscriptions and
-/// the queue of actions. Nothing outside can change the model except by submitting
-/// actions.
+/// Owns the GlobalModel, the registered feature definitions, the registrations
+/// (subscriptions, watches, interceptors, handlers, the reporter) and the queue
+/// of actions. Nothing outside can change the model except by submitting actions.
 ///
 /// One dispatcher processes one action at a time, on the thread that submitted it,
 /// holding `mutex` for the whole cascade (callbacks included). Calls from that
 /// thread while it processes are re-entrant: submits are queued, everything else
 /// acts at once. Calls from other threads wait for the mutex.
-public final class Dispatcher {
+final class Dispatcher {
     let options: DispatcherOptions
 
     // A pthread mutex allocated once and never moved: `Mutex` draws false
-    // positives from ThreadSanitizer on Linux (shared/FACTS.md).
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // positives from ThreadSanitizer on Linux.
+    let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// The processing thread's id, 0 when idle. Read without the mutex to detect
     /// re-entrant calls: another thread can only ever read 0 or a foreign id.
     private let owner = Atomic<UInt>(0)
+    /// The process's fork count when the dispatcher was made: in a child, the
+    /// dispatcher is a copy whose threads and lock owner stayed in the parent.
+    private let forkGeneration = ForkGuard.generation
 
+    // MARK: The model and its definitions
+
+    /// What a dispatch touches: flat tables, never retained.
     var hot = HotStorage()
     /// The registered names `hot` points to.
     var names = NameArena()
     /// Registration order; `definitions[i]` describes `hot.features[i]`.
     var definitions = DefinitionStore()
-    /// The payload of each feature whose `FeatureSlot.hasPayload` is set.
-    var payloads: [JSONObject?] = []
-    /// Applied mutations so far (the `seq` of the last one).
-    var seq: UInt64 = 0
+    /// Payloads and the mutation counter.
+    var model = ModelStore()
 
-    var nextSubscriptionID: UInt64 = 1
-    var subscriptionSlots: [UInt64: Int32] = [:]
-    var freeSubscriptionSlots: [Int32] = []
-    /// Subscriptions ended during a notification, removed from their lists after it.
-    var pendingRemovals: [Int32] = []
-    var notifyingDepth = 0
+    // MARK: Registrations
+
+    var registrations = Registrations()
+    var bindings = BindingRegistry()
+    var reporter = ReporterRegistry()
+
+    // MARK: Processing
 
     var queue = ActionQueue()
     var cascade = CascadeState()
-    var reporter: CustomReporter?
-    /// The reporter being called, so that replacing it from inside itself defers its release.
-    var reporterRunning = false
-    var retiredReporters: [CustomReporter] = []
+    /// What callbacks read while they run (the mutation, the via's context, the
+    /// handler's call, the intercepted action) and the text handed out to them.
+    var scratch = CallbackScratch()
+    /// What changed during the current outer call, for watches and instance storage.
+    var changes = ChangeLog()
+    /// Set while a batch applies its actions: what it changes can be undone.
+    var batch: BatchLog?
+    /// The clock and the timers.
+    var time: TimeRegistry
+    /// Deliveries waiting for the host's loop, and its descriptor.
+    var loop = LoopRegistry()
     /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
     var closing = false
-
-    /// Host handlers by name (`uf_register_handler`).
-    var handlers: [String: HostHandler] = [:]
-    /// Model bindings by owner feature, in declaration order (features without
-    /// bindings have no entry: most have none).
-    var modelBindings: [Int32: [ActiveBinding]] = [:]
-    /// For each watched feature, the bindings whose filter names it (owner order).
-    var bindingWatchers: [Int32: [BindingReference]] = [:]
-    /// Bindings whose filter is `AnyMutation`.
-    var anyBindingWatchers: [BindingReference] = []
-    /// What `uf_binding_call_*` reads while a handler runs.
-    var handlerCall = HandlerCallScratch()
-
     /// Where applied mutations are written (option `journal`).
     var journal: Journal?
 
-    /// What accessors read while a mutation is being delivered.
-    var delivery = MutationDelivery()
-    /// What `uf_context_*` reads and `uf_context_become` writes while a via runs.
-    var via = ViaScratch()
-
-    public init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
+    init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
+        time = TimeRegistry(options.clock)
         if let path = options.journal {
             journal = try Journal(path: path, sync: options.journalSync)
             hot.journaling = true
@@ -77,8 +72,9 @@ public final class Dispatcher {
     }
 
     deinit {
-        delivery.reset()
-        via.reset()
+        time.store.deallocate()
+        scratch.reset()
+        for key in changes.retiredKeys { free(key) }
         hot.deallocate()
         names.deallocate()
         definitions.deallocate()
@@ -89,6 +85,10 @@ public final class Dispatcher {
     /// The opaque handle C sees for this dispatcher.
     var handle: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
 
+    /// True in a child process forked after the dispatcher was made.
+    @inline(__always)
+    var isForkedCopy: Bool { ForkGuard.generation != forkGeneration }
+
     /// True on the thread that is processing an action of this dispatcher
     /// (inside any of its callbacks).
     @inline(__always)
@@ -98,12 +98,11 @@ public final class Dispatcher {
 
     /// Runs `body` with the dispatcher to itself: at once when called from one of
     /// its callbacks, otherwise after taking the mutex. A call that takes the mutex
-    /// also processes whatever its callbacks queued before it returns.
+    /// also finishes what its callbacks started before it returns (see `leave`).
     @inline(__always)
     func exclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         if isProcessingOnCurrentThread { return try body() }
-        pthread_mutex_lock(mutex)
-        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        enter()
         defer { leave() }
         return try body()
     }
@@ -119,14 +118,35 @@ public final class Dispatcher {
         return try body()
     }
 
-    /// The end of an exclusive call: what callbacks queued, then the lock.
     @inline(__always)
-    private func leave() {
-        if !queue.isEmpty { drainQueue() }
-        cascade = CascadeState()
+    func enter() {
+        pthread_mutex_lock(mutex)
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
+    }
+
+    /// The end of an outer call: what callbacks queued, then what watches must
+    /// see, then the lock.
+    @inline(__always)
+    func leave() {
+        finishOuterCall()
         owner.store(0, ordering: .relaxed)
         pthread_mutex_unlock(mutex)
     }
+
+    /// Everything an outer call leaves to do before the dispatcher is idle: the
+    /// queue, the watches (whose callbacks may queue more), then the bookkeeping.
+    @inline(__always)
+    func finishOuterCall() {
+        if !queue.isEmpty { drainQueue() }
+        if changes.any { settle() }
+        if loop.dirty { syncLoopDescriptor() }
+        cascade = CascadeState()
+    }
+
+    /// The calling thread takes the dispatcher as a caller does (the timer thread,
+    /// which already holds the mutex).
+    func becomeOwner() { owner.store(UInt(pthread_self()), ordering: .relaxed) }
+    func resignOwner() { owner.store(0, ordering: .relaxed) }
 
     /// Refuses a registration made while `uf_dispatcher_free` releases payloads:
     /// one of those `payload_free`s calling back in would otherwise add something
@@ -135,53 +155,48 @@ public final class Dispatcher {
         if closing { throw UniFlowError(.misuse, "\(function): the dispatcher is being freed") }
     }
 
-    /// Releases every subscription and the reporter, calling each `payload_free`
-    /// once. Refused (`UF_EMISUSE`) from inside the dispatcher's own callbacks.
+    /// Refuses calls that replace or roll back the model a callback is looking at.
+    func refuseInsideCallbacks(_ function: String) throws(UniFlowError) {
+        if isProcessingOnCurrentThread {
+            throw UniFlowError(.misuse, "\(function) is not allowed inside a callback of the same dispatcher")
+        }
+    }
+
+    /// Releases every registration, calling each `payload_free` once. Refused
+    /// (`UF_EMISUSE`) from inside the dispatcher's own callbacks.
     func close() throws(UniFlowError) {
         if isProcessingOnCurrentThread {
             throw UniFlowError(.misuse, "uf_dispatcher_free called from inside one of the dispatcher's callbacks; free it after the outer call returns")
         }
-        try exclusive { () throws(UniFlowError) in
-            closing = true
-            for i in 0..<hot.subscriptions.count where hot.subscriptions[i].alive {
-                hot.subscriptions.pointer(i).pointee.alive = false
-                releasePayload(ofSubscription: Int32(i))
-            }
-            while !queue.isEmpty {
-                queue.popFirst()?.via?.release()
-            }
-            if let old = reporter {
-                reporter = nil
-                old.release()
-            }
-            for handler in handlers.values.sorted(by: { $0.name < $1.name }) { handler.release() }
-            handlers.removeAll()
-        }
+        try exclusive { () throws(UniFlowError) in releaseEverything() }
     }
 
-    // MARK: Registration
-
-    /// Validates and registers definitions all or nothing.
-    func register(_ json: JSONValue) throws(UniFlowError) {
-        // Shapes first (definitions, then their bindings), then names.
-        let parsed = try DefinitionParser.parse(json)
-        let shapes = try parseBindings(of: parsed)
-        for (i, definition) in parsed.enumerated() {
-            if featureIndex(named: definition.name) != nil {
-                throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already registered")
-            }
-        }
-        let bindings = try compileBindings(shapes, of: parsed)
-        if hot.journaling { try journalRegistration(adding: parsed) }
-        // Every feature first: a binding may watch a feature later in the same call.
-        for definition in parsed { install(definition) }
-        for list in bindings { installBindings(list) }
+    /// What `close` releases, with the dispatcher to itself.
+    private func releaseEverything() {
+        closing = true
+        releaseRegistrations()
+        while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
+        reporter.releaseAll()
+        bindings.releaseHandlers()
     }
 
-    private func install(_ definition: FeatureDefinition) {
-        _ = hot.addFeature(definition, arena: &names)
-        definitions.append(definition)
-        payloads.append(nil)
+    /// `uf_dispatcher_free` in a child process forked after the dispatcher was
+    /// made. The parent's threads do not exist here: the timer thread is not
+    /// joined (nor its condition variable destroyed: a waiter from the parent may
+    /// still be counted in it). When no thread held the dispatcher at the fork,
+    /// every `payload_free` runs as usual; otherwise the state may be half-way
+    /// through a change, and only memory is released.
+    func abandonInForkedChild() {
+        if let thread = time.thread {
+            thread.abandon()
+            _ = Unmanaged.passRetained(thread)
+            time.thread = nil
+        }
+        guard pthread_mutex_trylock(mutex) == 0 else { return }
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        releaseEverything()
+        owner.store(0, ordering: .relaxed)
+        pthread_mutex_unlock(mutex)
     }
 
     // MARK: Names
@@ -217,5 +232,22 @@ public final class Dispatcher {
     @inline(__always)
     func stateSlot(_ state: Int32, of feature: FeatureSlot) -> StateSlot {
         hot.states[Int(feature.stateBase + state)]
+    }
+}
+
+/// Counts forks, so that a dispatcher can tell it is a forked child's copy: its
+/// mutex may be held by a thread that does not exist in the child.
+enum ForkGuard {
+    private static let counter = Atomic<Int>(0)
+    private static let registered: Bool = {
+        pthread_atfork(nil, nil) { ForkGuard.counter.add(1, ordering: .relaxed) }
+        return true
+    }()
+
+    /// How many forks this process has gone through (registering the counter on first use).
+    @inline(__always)
+    static var generation: Int {
+        _ = registered
+        return counter.load(ordering: .relaxed)
     }
 }

@@ -1,25 +1,31 @@
 /// How a dispatcher is configured (`uf_dispatcher_new`'s options JSON).
-public struct DispatcherOptions: Sendable, Equatable {
+struct DispatcherOptions: Sendable, Equatable {
     /// What the built-in reporter prints to stderr.
-    public enum Reporting: String, Sendable, CaseIterable {
+    enum Reporting: String, Sendable, CaseIterable {
         case none, short, verbose
     }
 
-    public var reporting: Reporting = .none
-    /// Actions processed within one outer call before the rest are dropped (SPEC 7.6).
-    public var maxCascade: Int = 100_000
+    var reporting: Reporting = .none
+    /// Actions processed within one outer call before the rest are dropped.
+    var maxCascade: Int = 100_000
     /// Send `binding_skipped` reports to a custom reporter.
-    public var reportSkipped = false
+    var reportSkipped = false
     /// A JSON-lines file that records every registration and applied mutation.
-    public var journal: String?
+    var journal: String?
     /// fsync the journal after every line, not only flush it.
-    public var journalSync = false
+    var journalSync = false
+    /// Who fires timers: the library's thread, or the host's loop (`uf_loop_run`).
+    enum Timers: String, CaseIterable { case thread, host }
+    var timers: Timers = .thread
+    var clock: DispatcherClock.Kind = .monotonic
+    /// Deliveries that may wait for the host's loop before the oldest is dropped.
+    var deferredLimit = 100_000
 
-    public init() {}
+    init() {}
 
     /// Reads the options object; anything unknown or ill-typed is `UF_EINVAL`
     /// (a bad option is a bad argument, not a bad document).
-    public init(json: JSONValue) throws(UniFlowError) {
+    init(json: JSONValue) throws(UniFlowError) {
         guard let object = json.objectValue else {
             throw UniFlowError(.invalidArgument, "options must be an object, got \(json.kindName)")
         }
@@ -50,6 +56,21 @@ public struct DispatcherOptions: Sendable, Equatable {
                     throw UniFlowError(.invalidArgument, "option 'journal_sync' must be a boolean, got \(value.jsonText)")
                 }
                 journalSync = flag
+            case "timers":
+                guard let text = value.stringValue, let timers = Timers(rawValue: text) else {
+                    throw UniFlowError(.invalidArgument, "option 'timers' must be \"thread\" or \"host\", got \(value.jsonText)")
+                }
+                self.timers = timers
+            case "clock":
+                guard let text = value.stringValue, let clock = DispatcherClock.Kind(rawValue: text) else {
+                    throw UniFlowError(.invalidArgument, "option 'clock' must be \"monotonic\" or \"manual\", got \(value.jsonText)")
+                }
+                self.clock = clock
+            case "deferred_limit":
+                guard case .int(let n) = value, n >= 1 else {
+                    throw UniFlowError(.invalidArgument, "option 'deferred_limit' must be an integer >= 1, got \(value.jsonText)")
+                }
+                deferredLimit = Int(n)
             default:
                 throw UniFlowError(.invalidArgument, "unknown option '\(key)'")
             }

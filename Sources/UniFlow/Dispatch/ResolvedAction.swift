@@ -1,16 +1,6 @@
 import CUniFlow
 import Glibc
 
-/// A host via callback and its user payload. `release` runs `payload_free` and
-/// must be called exactly once, whatever becomes of the action.
-struct ViaCallback {
-    var fn: uf_via_fn
-    var payload: UnsafeMutableRawPointer?
-    var payloadFree: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
-
-    func release() { payloadFree?(payload) }
-}
-
 /// The trivially-copyable part of a resolved action: what the precondition,
 /// mutations and reports need. Copying one retains nothing, so the hot path can
 /// keep it on the stack and in `MutationDelivery` for free.
@@ -20,24 +10,39 @@ struct ActionHeader {
     /// The state the precondition requires (transition/deinitialize `from`,
     /// trigger `in`), or -1.
     var from: Int32 = -1
-    /// The state entered or actualized, or -1.
+    /// The state entered or actualized, or -1 (a send's, once its target is chosen).
     var into: Int32 = -1
     var same = false
     var uninitialized = false
-    var via: ViaCallback?
-    /// Borrowed while the caller's call lasts; owned by the action's extras once queued.
+    /// A send's event, as the feature numbers its events (-1: no state takes it).
+    var event: Int32 = -1
+    var via: HostCallback<uf_via_fn>?
+    // Strings: borrowed while the caller's call lasts; owned by the action's
+    // extras once queued (`owned()`).
+    /// The instance of a keyed feature.
+    var key: UnsafePointer<CChar>?
+    /// A send's event name, as given.
+    var eventName: UnsafePointer<CChar>?
     var scope: UnsafePointer<CChar>?
     var context: UnsafePointer<CChar>?
     var id: UnsafePointer<CChar>?
+    /// Submitted by a timer: its id (nil for an anonymous timer).
+    var timer: UnsafePointer<CChar>?
+    var byTimer = false
 
-    /// Whether the action enters or actualizes a state (and so has a payload).
-    var entersState: Bool { kind == .initialize || kind == .actualize || kind == .transition }
+    init(kind: ActionKind, feature: Int32) {
+        self.kind = kind
+        self.feature = feature
+    }
+
+    /// Whether the action enters or actualizes a state it names (and so has a payload).
+    var entersState: Bool { kind.entersState }
 }
 
 /// An action whose names are resolved to indices and whose JSON payload has been
 /// checked: what the dispatcher processes. Payload-free actions from
-/// `uf_dispatch` carry no `extras` and borrow their diagnostic strings from the
-/// caller, so building one allocates nothing.
+/// `uf_dispatch` carry no `extras` and borrow their strings from the caller, so
+/// building one allocates nothing.
 struct ResolvedAction {
     var header: ActionHeader
     var extras: ActionExtras?
@@ -48,75 +53,73 @@ struct ResolvedAction {
 
     var kind: ActionKind { header.kind }
     var feature: Int32 { header.feature }
-    var from: Int32 {
-        get { header.from }
-        set { header.from = newValue }
-    }
-    var into: Int32 {
-        get { header.into }
-        set { header.into = newValue }
-    }
-    var same: Bool {
-        get { header.same }
-        set { header.same = newValue }
-    }
-    var uninitialized: Bool {
-        get { header.uninitialized }
-        set { header.uninitialized = newValue }
-    }
-    var via: ViaCallback? {
-        get { header.via }
-        set { header.via = newValue }
-    }
-    var scope: UnsafePointer<CChar>? {
-        get { header.scope }
-        set { header.scope = newValue }
-    }
-    var context: UnsafePointer<CChar>? {
-        get { header.context }
-        set { header.context = newValue }
-    }
-    var id: UnsafePointer<CChar>? {
-        get { header.id }
-        set { header.id = newValue }
-    }
-
-    /// The JSON payload given with the action (checked and normalized).
-    var payload: JSONObject? { extras?.payload }
-
-    /// Whether the action enters or actualizes a state (and so has a payload).
     var entersState: Bool { header.entersState }
 
-    /// A copy that owns its strings, for the queue.
-    func owned() -> ResolvedAction {
+    /// The payload given with the action: a state's (checked and normalized), or a
+    /// send's event payload.
+    var payload: JSONObject? { extras?.payload }
+
+    /// A copy that owns its strings, for the queue and for timers: what it
+    /// borrowed from the caller is copied into its extras.
+    func owned() throws(UniFlowError) -> ResolvedAction {
         var copy = self
         let extras = ActionExtras(payload: payload, submit: self.extras?.submit ?? [])
-        copy.scope = extras.own(scope)
-        copy.context = extras.own(context)
-        copy.id = extras.own(id)
+        if let old = self.extras { extras.adopt(old) }
+        func own(_ text: UnsafePointer<CChar>?) throws(UniFlowError) -> UnsafePointer<CChar>? {
+            guard let text else { return nil }
+            // Already ours (a queued action queued again keeps its copies).
+            if extras.strings.contains(where: { UnsafePointer($0) == text }) { return text }
+            return try extras.own(text)
+        }
+        copy.header.key = try own(header.key)
+        copy.header.eventName = try own(header.eventName)
+        copy.header.scope = try own(header.scope)
+        copy.header.context = try own(header.context)
+        copy.header.id = try own(header.id)
+        copy.header.timer = try own(header.timer)
         copy.extras = extras
         return copy
     }
 }
 
 /// What a `ResolvedAction` owns beyond trivial fields: its payload, a trigger's
-/// queued actions, and copies of its diagnostic strings.
+/// queued actions, and copies of its strings.
 final class ActionExtras {
     let payload: JSONObject?
     /// Trigger only: queued when the trigger is processed.
     let submit: [ResolvedAction]
-    private var strings: [UnsafeMutablePointer<CChar>] = []
+    fileprivate(set) var strings: [UnsafeMutablePointer<CChar>] = []
 
     init(payload: JSONObject?, submit: [ResolvedAction] = []) {
         self.payload = payload
         self.submit = submit
     }
 
+    /// The extras of an action, made when it first needs some.
+    static func make(_ extras: inout ActionExtras?) -> ActionExtras {
+        if let extras { return extras }
+        let made = ActionExtras(payload: nil)
+        extras = made
+        return made
+    }
+
     /// Keeps a copy of `text` alive as long as these extras.
-    func own(_ text: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
-        guard let text, let copy = strdup(text) else { return nil }
+    func own(_ text: UnsafePointer<CChar>) throws(UniFlowError) -> UnsafePointer<CChar> {
+        let copy = try Memory.copy(text, for: "an action's text")
         strings.append(copy)
         return UnsafePointer(copy)
+    }
+
+    func own(_ text: String) throws(UniFlowError) -> UnsafePointer<CChar> {
+        let copy = try Memory.copy(text, for: "an action's text")
+        strings.append(copy)
+        return UnsafePointer(copy)
+    }
+
+    /// Takes over the strings of `other`, which then owns none.
+    func adopt(_ other: ActionExtras) {
+        strings += other.strings
+        other.strings = []
     }
 
     deinit {
@@ -124,12 +127,13 @@ final class ActionExtras {
     }
 }
 
-/// First-in first-out actions waiting for the current one to finish (SPEC 7.3).
+/// First-in first-out actions waiting for the current one to finish.
 struct ActionQueue {
     private var items: [ResolvedAction] = []
     private var head = 0
 
     var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
 
     mutating func append(_ action: ResolvedAction) { items.append(action) }
 

@@ -4,17 +4,17 @@ import Glibc
 /// Parses JSON text strictly with jansson: duplicate keys, integers outside 64 bits
 /// and numbers outside the finite doubles are refused (`UF_EJSON`, with line and
 /// column); input nested deeper than `maxDepth` is `UF_ESCHEMA`.
-public enum JSONParser {
+enum JSONParser {
     /// The outermost object or array is level 1.
-    public static let maxDepth = 256
+    static let maxDepth = 256
 
     /// Parses NUL-terminated text.
-    public static func parse(_ text: UnsafePointer<CChar>) throws(UniFlowError) -> JSONValue {
+    static func parse(_ text: UnsafePointer<CChar>) throws(UniFlowError) -> JSONValue {
         try parse(UnsafeRawPointer(text), length: strlen(text))
     }
 
     /// Parses a Swift string.
-    public static func parse(_ text: String) throws(UniFlowError) -> JSONValue {
+    static func parse(_ text: String) throws(UniFlowError) -> JSONValue {
         let bytes = Array(text.utf8) + [0]
         return try bytes.withUnsafeBufferPointer { (buffer) throws(UniFlowError) -> JSONValue in
             try parse(UnsafeRawPointer(buffer.baseAddress!), length: buffer.count - 1)

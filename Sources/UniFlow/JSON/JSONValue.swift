@@ -1,6 +1,6 @@
 /// A JSON value as the core sees it. Objects keep their keys in order, so that
 /// output is deterministic and payloads follow their fields' declaration order.
-public enum JSONValue: Equatable, Sendable {
+enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     /// An integer literal (or an integral value stored for an `integer` field).
@@ -12,7 +12,7 @@ public enum JSONValue: Equatable, Sendable {
     case object(JSONObject)
 
     /// The numeric value of `int` and `double`, nil otherwise.
-    public var number: Double? {
+    var number: Double? {
         switch self {
         case .int(let i): Double(i)
         case .double(let d): d
@@ -20,28 +20,28 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
-    public var objectValue: JSONObject? {
+    var objectValue: JSONObject? {
         if case .object(let o) = self { return o }
         return nil
     }
 
-    public var stringValue: String? {
+    var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
-    public var arrayValue: [JSONValue]? {
+    var arrayValue: [JSONValue]? {
         if case .array(let a) = self { return a }
         return nil
     }
 
-    public var boolValue: Bool? {
+    var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
 
     /// The JSON name of the value's kind, for messages ("expected number, got string").
-    public var kindName: String {
+    var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -54,7 +54,7 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// Numbers compare by value, so `1` equals `1.0`.
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -75,25 +75,25 @@ public enum JSONValue: Equatable, Sendable {
 /// nothing and beats hashing. An object with more than `indexThreshold` keys also
 /// keeps an index from key to position, so that checking a payload of 300,000
 /// fields, or building a model of 100,000 features, stays linear.
-public struct JSONObject: Equatable, Sendable, Sequence {
-    public private(set) var entries: [(key: String, value: JSONValue)]
+struct JSONObject: Equatable, Sendable, Sequence {
+    private(set) var entries: [(key: String, value: JSONValue)]
     /// Key to the position of its first entry; nil while the object is small.
     private var index: [String: Int]?
 
     /// Objects with more keys than this are indexed.
     static let indexThreshold = 16
 
-    public init() { entries = [] }
+    init() { entries = [] }
 
     /// When a key occurs twice, lookups find its first entry.
-    public init(_ entries: [(key: String, value: JSONValue)]) {
+    init(_ entries: [(key: String, value: JSONValue)]) {
         self.entries = entries
         if entries.count > JSONObject.indexThreshold { buildIndex() }
     }
 
-    public var count: Int { entries.count }
-    public var isEmpty: Bool { entries.isEmpty }
-    public var keys: [String] { entries.map(\.key) }
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
+    var keys: [String] { entries.map(\.key) }
 
     /// The position of the key's first entry.
     func position(of key: String) -> Int? {
@@ -101,7 +101,7 @@ public struct JSONObject: Equatable, Sendable, Sequence {
         return entries.firstIndex(where: { $0.key == key })
     }
 
-    public subscript(key: String) -> JSONValue? {
+    subscript(key: String) -> JSONValue? {
         get { position(of: key).map { entries[$0].value } }
         set {
             if let i = position(of: key) {
@@ -135,15 +135,21 @@ public struct JSONObject: Equatable, Sendable, Sequence {
         index = positions
     }
 
-    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
+    func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
         entries.makeIterator()
     }
 
     /// Objects are equal when they hold the same keys with equal values, in any order.
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for (key, value) in lhs.entries where rhs[key] != value { return false }
         return true
+    }
+}
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(elements.map { (key: $0.0, value: $0.1) })
     }
 }
 
@@ -151,13 +157,13 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-    public init(nilLiteral: ()) { self = .null }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    public init(floatLiteral value: Double) { self = .double(value) }
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    init(nilLiteral: ()) { self = .null }
+    init(booleanLiteral value: Bool) { self = .bool(value) }
+    init(integerLiteral value: Int64) { self = .int(value) }
+    init(floatLiteral value: Double) { self = .double(value) }
+    init(stringLiteral value: String) { self = .string(value) }
+    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }))
     }
 }

@@ -1,14 +1,14 @@
 /// Serializes `JSONValue`s compactly and deterministically (keys in stored order).
 /// Integers are written without a fraction; other numbers in Swift's shortest form
 /// that reads back to the same double.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
 
-    public init() {}
+    init() {}
 
-    public var text: String { String(decoding: bytes, as: UTF8.self) }
+    var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    public mutating func write(_ value: JSONValue) {
+    mutating func write(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
         case .bool(let b): raw(b ? "true" : "false")
@@ -36,7 +36,7 @@ public struct JSONWriter {
         }
     }
 
-    public mutating func raw(_ text: String) {
+    mutating func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }
 
@@ -46,7 +46,7 @@ public struct JSONWriter {
         if d.isFinite { raw(d.description) } else { raw("null") }
     }
 
-    public mutating func write(string: String) {
+    mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {
@@ -69,7 +69,7 @@ public struct JSONWriter {
 
 extension JSONValue {
     /// The compact JSON text of the value.
-    public var jsonText: String {
+    var jsonText: String {
         var writer = JSONWriter()
         writer.write(self)
         return writer.text

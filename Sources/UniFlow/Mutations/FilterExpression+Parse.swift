@@ -1,5 +1,5 @@
 extension FilterExpression {
-    /// Parses a filter as the seed spells it (SPEC 4.5): `AnyMutation`,
+    /// Parses a filter (`docs/filters.md`): `AnyMutation`,
     /// `Transition<F>`, `SettingInto<F.S>`, `TransitionBetween<F.A, F.B>`. Blanks
     /// (spaces and tabs) may surround `<`, `>`, `,`, `.` and the whole filter.
     /// Names are checked for their pattern only; the registry resolves them later.
@@ -7,7 +7,7 @@ extension FilterExpression {
     /// Errors are `UF_ESCHEMA`: `cannot parse filter 'Foo<': ...` for anything that
     /// does not parse (the empty string included), and `TransitionBetween must name
     /// one feature` when its two states belong to different features.
-    public static func parse(_ text: String) throws(UniFlowError) -> FilterExpression {
+    static func parse(_ text: String) throws(UniFlowError) -> FilterExpression {
         var scanner = FilterScanner(text)
         // Only a NULL filter means AnyMutation (SPEC 4.5): an empty one is a mistake.
         guard !scanner.atEnd else { throw scanner.failure("empty filter") }
@@ -15,12 +15,13 @@ extension FilterExpression {
         guard let form = Form(rawValue: formName) else {
             throw scanner.failure("unknown filter '\(formName)'")
         }
-        var references: [(feature: String, state: String?)] = []
+        var references: [(feature: String, key: String?, state: String?)] = []
         if scanner.skip("<") {
             repeat {
                 let feature = try scanner.name(what: "a feature name")
+                let key = scanner.skip("[") ? try scanner.key() : nil
                 let state = scanner.skip(".") ? try scanner.name(what: "a state name") : nil
-                references.append((feature, state))
+                references.append((feature, key, state))
             } while scanner.skip(",")
             try scanner.expect(">")
         }
@@ -30,16 +31,19 @@ extension FilterExpression {
         case (.none, 0):
             return FilterExpression(form: form)
         case (.feature, 1) where references[0].state == nil:
-            return FilterExpression(form: form, feature: references[0].feature)
+            return FilterExpression(form: form, feature: references[0].feature, key: references[0].key)
         case (.state, 1) where references[0].state != nil:
-            return FilterExpression(form: form, feature: references[0].feature, state: references[0].state)
+            return FilterExpression(form: form, feature: references[0].feature, state: references[0].state, key: references[0].key)
         case (.twoStates, 2) where references[0].state != nil && references[1].state != nil:
             guard references[0].feature == references[1].feature else {
                 throw UniFlowError(.schema, "filter '\(text)': TransitionBetween must name one feature, "
                     + "not \(references[0].feature) and \(references[1].feature)")
             }
+            guard references[0].key == references[1].key else {
+                throw UniFlowError(.schema, "filter '\(text)': TransitionBetween must name one instance")
+            }
             return FilterExpression(form: form, feature: references[0].feature,
-                                    state: references[0].state, secondState: references[1].state)
+                                    state: references[0].state, secondState: references[1].state, key: references[0].key)
         default:
             throw scanner.failure("\(form.rawValue) \(form.argument.usage)")
         }
@@ -106,6 +110,23 @@ private struct FilterScanner {
         return name
     }
 
+    /// An instance's key up to the closing `]`, which it consumes.
+    mutating func key() throws(UniFlowError) -> String {
+        let start = position
+        while position < bytes.count, bytes[position] != UInt8(ascii: "]"), bytes[position] != UInt8(ascii: " "),
+              bytes[position] != UInt8(ascii: "\t") {
+            position += 1
+        }
+        let key = String(decoding: bytes[start..<position], as: UTF8.self)
+        if position == start, position < bytes.count, bytes[position] != UInt8(ascii: "]") {
+            throw failure("expected a key \(found(at: position))")
+        }
+        if let reason = InstanceKey.refusal(key) { throw failure("key: \(reason)") }
+        skipBlanks()
+        try expect("]")
+        return key
+    }
+
     /// Consumes `token` (and the blanks after it) if it comes next.
     mutating func skip(_ token: Unicode.Scalar) -> Bool {
         guard position < bytes.count, bytes[position] == UInt8(ascii: token) else { return false }
@@ -124,14 +145,14 @@ private struct FilterScanner {
         guard atEnd else { throw failure("expected the end \(found(at: position))") }
     }
 
-    private mutating func skipBlanks() {
+    mutating func skipBlanks() {
         while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
             position += 1
         }
     }
 
     /// `at column 7, found '-'` or `at the end`, for messages (columns count bytes from 1).
-    private func found(at offset: Int) -> String {
+    func found(at offset: Int) -> String {
         guard offset < bytes.count else { return "at the end" }
         // Decode the whole scalar so a non-ASCII character is quoted intact.
         var rest = bytes[offset...].makeIterator()

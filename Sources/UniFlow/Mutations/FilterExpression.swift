@@ -1,7 +1,7 @@
 /// A mutation filter as written (`TransitionBetween<F.A, F.B>`), names not yet
-/// resolved against the registry (SPEC 4.5).
-public struct FilterExpression: Equatable, Sendable {
-    public enum Form: String, Sendable, CaseIterable {
+/// resolved against the registry (`docs/filters.md`).
+struct FilterExpression: Equatable, Sendable {
+    enum Form: String, Sendable, CaseIterable {
         case anyMutation = "AnyMutation"
         case anyMutationOf = "AnyMutationOf"
         case anyUpdateOf = "AnyUpdateOf"
@@ -19,28 +19,32 @@ public struct FilterExpression: Equatable, Sendable {
         case deinitializationFrom = "DeinitializationFrom"
     }
 
-    public var form: Form
+    var form: Form
     /// nil only for `AnyMutation`.
-    public var feature: String?
+    var feature: String?
     /// The state of `…Into`, `…In`, `…From` forms; the `A` of `TransitionBetween`.
-    public var state: String?
+    var state: String?
     /// The `B` of `TransitionBetween`.
-    public var secondState: String?
+    var secondState: String?
+    /// `F[key]`: one instance of a keyed feature.
+    var key: String?
 
-    public init(form: Form, feature: String? = nil, state: String? = nil, secondState: String? = nil) {
+    init(form: Form, feature: String? = nil, state: String? = nil, secondState: String? = nil, key: String? = nil) {
         self.form = form
         self.feature = feature
         self.state = state
         self.secondState = secondState
+        self.key = key
     }
 
-    /// The canonical spelling, without blanks (`TransitionBetween<F.A,F.B>`).
-    public var text: String {
-        switch (feature, state, secondState) {
-        case (nil, _, _): form.rawValue
-        case (let f?, nil, _): "\(form.rawValue)<\(f)>"
-        case (let f?, let s?, nil): "\(form.rawValue)<\(f).\(s)>"
-        case (let f?, let a?, let b?): "\(form.rawValue)<\(f).\(a),\(f).\(b)>"
+    /// The canonical spelling, without blanks (`TransitionBetween<F.A,F.B>`, `Transition<F[k]>`).
+    var text: String {
+        let f = feature.map { name in key.map { "\(name)[\($0)]" } ?? name }
+        switch (f, state, secondState) {
+        case (nil, _, _): return form.rawValue
+        case (let f?, nil, _): return "\(form.rawValue)<\(f)>"
+        case (let f?, let s?, nil): return "\(form.rawValue)<\(f).\(s)>"
+        case (let f?, let a?, let b?): return "\(form.rawValue)<\(f).\(a),\(f).\(b)>"
         }
     }
 }

@@ -15,15 +15,23 @@ struct MutationRecord {
     var oldState: Int32
     /// -1 on deinitialization.
     var newState: Int32
+    /// The instance's key (nil for a single feature); valid while the mutation is delivered.
+    var key: UnsafePointer<CChar>?
+    /// A deferred delivery: how many deliveries to this subscription were dropped just before it.
+    var dropped: UInt64 = 0
 
-    init(dispatcher: UnsafeMutableRawPointer, seq: UInt64, kind: Int32, feature: Int32, oldState: Int32, newState: Int32) {
+    init(dispatcher: UnsafeMutableRawPointer, seq: UInt64, kind: MutationKind, feature: Int32,
+         oldState: Int32, newState: Int32, key: UnsafePointer<CChar>? = nil) {
         self.dispatcher = dispatcher
         self.seq = seq
-        self.kind = kind
+        self.kind = kind.rawValue
         self.feature = feature
         self.oldState = oldState
         self.newState = newState
+        self.key = key
     }
+
+    var mutationKind: MutationKind { MutationKind(rawValue: kind)! }
 }
 
 /// The parts of the mutation being delivered that are not trivial: its payloads,
@@ -50,4 +58,42 @@ struct MutationDelivery {
             mutationText = nil
         }
     }
+}
+
+extension Dispatcher {
+    // The accessors' text: made on first request, kept until the delivery ends
+    // (nil when the text cannot be allocated).
+
+    func mutationText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
+        if scratch.delivery.mutationText == nil {
+            scratch.delivery.mutationText = try? Memory.copy(mutationJSON(record, scratch.delivery).jsonText, for: "a mutation's text")
+        }
+        return scratch.delivery.mutationText.map { UnsafePointer($0) }
+    }
+
+    func oldPayloadText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
+        guard record.oldState >= 0 else { return nil }
+        if scratch.delivery.oldPayloadText == nil {
+            scratch.delivery.oldPayloadText = try? Memory.copy(JSONValue.object(scratch.delivery.oldPayload ?? JSONObject()).jsonText,
+                                                               for: "a payload's text")
+        }
+        return scratch.delivery.oldPayloadText.map { UnsafePointer($0) }
+    }
+
+    func newPayloadText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
+        guard record.newState >= 0 else { return nil }
+        if scratch.delivery.newPayloadText == nil {
+            scratch.delivery.newPayloadText = try? Memory.copy(JSONValue.object(scratch.delivery.newPayload ?? JSONObject()).jsonText,
+                                                               for: "a payload's text")
+        }
+        return scratch.delivery.newPayloadText.map { UnsafePointer($0) }
+    }
+
+    /// A state's name as C borrows it (registered names live as long as the dispatcher).
+    func stateCName(_ state: Int32, of feature: Int32) -> UnsafePointer<CChar>? {
+        guard state >= 0 else { return nil }
+        return stateSlot(state, of: hot.features[Int(feature)]).name.pointer
+    }
+
+    func featureCName(_ feature: Int32) -> UnsafePointer<CChar> { hot.features[Int(feature)].name.pointer }
 }

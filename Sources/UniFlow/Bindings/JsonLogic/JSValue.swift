@@ -89,10 +89,21 @@ extension JsonLogic {
     /// object wrapped from JSON converts a member when it is read, so a lookup
     /// in a large model costs one conversion, not one per member.
     final class JSObject {
-        /// The JSON the object was wrapped from, when it was.
-        let json: JSONObject?
+        /// The JSON the object was wrapped from, when it was (a lazy object's
+        /// members, all made, the first time all are needed).
+        var json: JSONObject? {
+            if let wrapped { return wrapped }
+            guard let source else { return nil }
+            let all = source.allMembers()
+            wrapped = all
+            return all
+        }
+        private var wrapped: JSONObject?
         private let built: [Member]
         private var cache = MemberCache()
+        /// Where a lazy object's members come from, and those already read.
+        private let source: LazyMembers?
+        private var read: [String: JSValue] = [:]
 
         /// A key and its value. (A struct, not a tuple: arrays of tuples are
         /// destroyed through generic tuple metadata, which is slow.)
@@ -104,13 +115,22 @@ extension JsonLogic {
         lazy var operation: Operation? = count == 1 ? Operation(name: key(at: 0)) : nil
 
         init(_ members: [Member]) {
-            json = nil
+            wrapped = nil
             built = members
+            source = nil
         }
 
         init(wrapping json: JSONObject) {
-            self.json = json
+            wrapped = json
             built = []
+            source = nil
+        }
+
+        /// An object whose members are made when they are read.
+        init(lazy source: LazyMembers) {
+            wrapped = nil
+            built = []
+            self.source = source
         }
 
         var count: Int { json?.count ?? built.count }
@@ -125,6 +145,13 @@ extension JsonLogic {
         /// The own property `key`, compared code unit by code unit as JavaScript
         /// does (Swift's `==` on strings would equate canonically equivalent ones).
         func value(forKey key: String) -> JSValue? {
+            if let source, wrapped == nil {
+                if let known = read[key] { return known }
+                guard let member = source.member(key) else { return nil }
+                let value = JSValue(wrapping: member)
+                read[key] = value
+                return value
+            }
             for index in 0..<count where JsonLogic.sameCodeUnits(self.key(at: index), key) {
                 return value(at: index)
             }
@@ -134,6 +161,15 @@ extension JsonLogic {
         var members: [Member] {
             json == nil ? built : (0..<count).map { Member(key: key(at: $0), value: value(at: $0)) }
         }
+    }
+
+    /// The members of an object that is too costly to build whole when a rule
+    /// reads one of them (the dispatcher's model: `model.F` builds F alone).
+    protocol LazyMembers: AnyObject {
+        /// The member with that key, or nil.
+        func member(_ key: String) -> JSONValue?
+        /// Every member, in order (a rule that reads the whole object).
+        func allMembers() -> JSONObject
     }
 
     /// The wrappers made for the array and object members of a JSON container,

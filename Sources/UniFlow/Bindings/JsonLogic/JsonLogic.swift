@@ -20,14 +20,14 @@
 ///   unknown operator are errors, at `validate` and at `apply`.
 ///
 /// Both functions are pure and may be called from any thread.
-public enum JsonLogic {
+enum JsonLogic {
     /// Checks a rule before it is used: every one-key object the rule would
     /// evaluate must name a known operator, with an argument count the operator
     /// can use (`Operation.arity`), and the list argument of `map`, `filter`,
     /// `reduce`, `all`, `none`, `some` and the keys of `missing_some` must not be
     /// a literal that is not an array. Errors are `UniFlowError(.schema, ...)`
     /// naming the operator and its place in the rule (`at and[1].==[0]`).
-    public static func validate(_ rule: JSONValue) throws(UniFlowError) {
+    static func validate(_ rule: JSONValue) throws(UniFlowError) {
         try check(rule, path: "")
     }
 
@@ -36,7 +36,62 @@ public enum JsonLogic {
     /// `UniFlowError(.schema, "rule result is not a finite number")`; what
     /// json-logic-js throws on (an unknown operator, `{"*": []}`,
     /// `missing_some` without a list) is a `.schema` error too.
-    public static func apply(_ rule: JSONValue, data: JSONValue) throws(UniFlowError) -> JSONValue {
+    static func apply(_ rule: JSONValue, data: JSONValue) throws(UniFlowError) -> JSONValue {
         try evaluate(JSValue(wrapping: rule), JSValue(wrapping: data)).jsonValue()
+    }
+
+    /// `apply` over data whose parts are made as the rule reads them.
+    static func apply(_ rule: JSONValue, data: JSValue) throws(UniFlowError) -> JSONValue {
+        try evaluate(JSValue(wrapping: rule), data).jsonValue()
+    }
+
+    /// The members of `root` a rule may read through literal `var` paths
+    /// (`model.F.payload.x` reads `F` of `model`), or nil when a path is computed
+    /// or reads `root` whole: then it may read anything.
+    static func readMembers(_ rule: JSONValue, of root: String) -> Set<String>? {
+        var names = Set<String>()
+        var everything = false
+        func path(_ value: JSONValue) {
+            switch value {
+            case .string(let text):
+                if text.isEmpty || text == root { everything = true; return }
+                guard text.hasPrefix(root + ".") else { return }
+                let rest = text.dropFirst(root.count + 1)
+                let member = rest.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+                names.insert(member)
+            case .int, .double, .null, .bool:
+                return
+            case .array(let items):
+                items.forEach(path)
+            case .object:
+                everything = true
+            }
+        }
+        func visit(_ rule: JSONValue) {
+            switch rule {
+            case .array(let items):
+                items.forEach(visit)
+            case .object(let object) where object.count == 1:
+                let (name, argument) = object.entries[0]
+                let arguments = argument.arrayValue ?? [argument]
+                switch name {
+                case "var":
+                    guard let first = arguments.first else { everything = true; return }
+                    path(first)
+                    arguments.dropFirst().forEach(visit)
+                case "missing", "missing_some":
+                    for argument in arguments {
+                        path(argument)
+                        visit(argument)
+                    }
+                default:
+                    arguments.forEach(visit)
+                }
+            default:
+                return
+            }
+        }
+        visit(rule)
+        return everything ? nil : names
     }
 }

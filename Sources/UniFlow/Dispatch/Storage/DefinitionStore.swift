@@ -24,17 +24,24 @@ struct DefinitionStore {
     var count: Int { spans.count }
     var indices: Range<Int> { 0..<count }
 
-    mutating func append(_ definition: FeatureDefinition) {
-        let source = definition.source.jsonText
+    /// Makes room for `count` definitions of `bytes` bytes of text in all.
+    mutating func reserve(_ count: Int, bytes: Int) throws(UniFlowError) {
+        try text.reserve(bytes)
+        try spans.reserve(count)
+    }
+
+    /// Adds a definition; `source` is its compact JSON text.
+    mutating func append(_ definition: FeatureDefinition, source: String) throws(UniFlowError) {
+        let source = source
         let offset = text.count
-        source.utf8.withContiguousStorageIfAvailable { text.append(contentsOf: $0) }
-            ?? Array(source.utf8).withUnsafeBufferPointer { text.append(contentsOf: $0) }
+        let bytes = Array(source.utf8)
+        try bytes.withUnsafeBufferPointer { buffer in Result { () throws(UniFlowError) in try text.append(contentsOf: buffer) } }.get()
         var span = Span(offset: offset, length: Int32(text.count - offset), rich: -1)
         if !DefinitionStore.isDescribedByTables(definition) {
             span.rich = Int32(rich.count)
             rich.append(definition)
         }
-        spans.append(span)
+        try spans.append(span)
     }
 
     /// The definition as registered, as compact JSON text.
@@ -70,8 +77,8 @@ struct DefinitionStore {
     /// Whether the hot tables hold everything the core needs of this definition
     /// apart from its text.
     static func isDescribedByTables(_ definition: FeatureDefinition) -> Bool {
-        definition.description == nil && definition.bindings.isEmpty
-            && definition.states.allSatisfy { $0.description == nil && $0.fields.isEmpty }
+        definition.description == nil && definition.bindings.isEmpty && definition.events.isEmpty
+            && definition.states.allSatisfy { $0.description == nil && $0.fields.isEmpty && $0.timers.isEmpty && $0.events.isEmpty }
     }
 
     mutating func deallocate() {

@@ -6,7 +6,7 @@ import Glibc
 //
 // Every `uf_dispatch` looks a feature and a state up by their C names, checks a
 // precondition, stores the new state and calls the subscribers of that feature.
-// Measured on this machine kind (shared/FACTS.md), creating a `String` and seeding
+// Measured on the machines this was written on (bench/README.md), creating a `String` and seeding
 // SipHash costs more than the whole rest of a dispatch, and ARC traffic and struct
 // copies out of class-held arrays cost nearly as much again. So what a dispatch
 // touches lives here: trivially-copyable structs in malloc'd buffers, names hashed
@@ -16,9 +16,10 @@ import Glibc
 /// A list of subscription slot indices, ordered by subscription id.
 typealias SlotList = UnsafeVector<Int32>
 
-/// What a dispatch needs to know about a feature (48 bytes).
+/// What a dispatch needs to know about a feature (64 bytes).
 struct FeatureSlot {
-    /// The current state's index within the feature, or -1 when absent.
+    /// The current state's index within the feature, or -1 when absent (single
+    /// features; a keyed feature's instances keep theirs in its `InstanceTable`).
     var state: Int32 = -1
     /// Index of the feature's first `StateSlot`.
     var stateBase: Int32
@@ -29,14 +30,25 @@ struct FeatureSlot {
     var transitionBase: Int32
     /// Sorted pairs in `HotStorage.transitionPairs`: how many (0: a bit matrix).
     var transitionPairCount: Int32 = 0
-    /// The current payload has fields (it then lives in `Dispatcher.payloads`).
+    /// A keyed feature's `InstanceTable` in `HotStorage.instanceTables`; -1: single.
+    var instances: Int32 = -1
+    /// The feature's own `on` in `HotStorage.eventLists` (ended by an entry whose
+    /// event is -1), or -1.
+    var events: Int32 = -1
+    /// A single feature's first armed state timer (`TimerStore`), or -1.
+    var timers: Int32 = -1
+    /// The current payload has fields (it then lives in the model's payloads).
     var hasPayload = false
     /// Bit `1 << kind` for each mutation kind some model binding's filter watches
     /// on this feature: a mutation of another kind costs no binding lookup (and
     /// stays on the hot path).
     var bindingKinds: UInt8 = 0
+    /// Some interceptor sees this feature's actions.
+    var intercepted = false
+    /// Some watch's selector may read this feature: its changes are noted.
+    var watched = false
     var name: CName
-    /// Subscriptions whose filter names this feature.
+    /// Subscriptions whose filter names this feature without a key.
     var subscribers = SlotList()
 }
 
@@ -49,14 +61,41 @@ struct StateSlot {
     var hasFields: Bool
     /// `initialize` may enter it.
     var isInitial: Bool
+    /// Has state timers (`after`), armed while the feature is in it.
+    var hasTimers: Bool
+    /// Its `on` in `HotStorage.eventLists`, or -1.
+    var events: Int32
+}
+
+/// One event a state or feature takes: its targets in `HotStorage.eventTargets`.
+struct EventEntry {
+    /// The event's number within its feature; -1 ends a list.
+    var event: Int32
+    var targetBase: Int32
+    var targetCount: Int32
+}
+
+/// One target of an event, as the hot path needs it (its rule, handler and
+/// template stay with the definition).
+struct EventTargetSlot {
+    var into: Int32
+    var actualize: Bool
+    /// Has an `if` or a `call`: the general path evaluates it.
+    var guarded: Bool
+    /// Has a payload template.
+    var templated: Bool
+    /// The declaring state, or -1 for the feature's own `on`.
+    var declaredIn: Int32
+    /// Position of the target in its declaration (`EventTarget`): the state's or
+    /// the feature's `events[list].targets[item]`.
+    var list: Int32
+    var item: Int32
 }
 
 /// A subscription, with its filter compiled to indices.
 struct SubscriptionSlot {
     var id: UInt64
-    var fn: uf_subscriber_fn?
-    var payload: UnsafeMutableRawPointer?
-    var payloadFree: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    var callback: HostCallback<uf_subscriber_fn>
     /// Bit `1 << kind` for each mutation kind that matches.
     var kinds: UInt8
     /// -1: any feature (the `AnyMutation` list).
@@ -64,9 +103,15 @@ struct SubscriptionSlot {
     /// -1: any; otherwise the state index the old / new state must have.
     var oldState: Int32
     var newState: Int32
+    /// Its filter names one instance (`F[key]`): it is in that key's list.
+    var keyed: Bool
+    /// Delivered by `uf_loop_run` on the host's thread (`uf_subscribe_deferred`).
+    var deferred: Bool
     var alive: Bool
-    /// Its callback is on the stack: ending it now must defer `payloadFree`.
+    /// Its callback is on the stack: ending it now must defer `payload_free`.
     var running: Bool
+    /// Deferred: deliveries dropped since the last one made (`uf_mutation_dropped`).
+    var dropped: UInt64 = 0
 }
 
 /// The flat tables of one dispatcher. Trivially copyable on purpose: a
@@ -80,10 +125,20 @@ struct HotStorage {
     var subscriptions = UnsafeVector<SubscriptionSlot>()
     /// Subscriptions to every mutation (`AnyMutation`).
     var anySubscribers = SlotList()
+    /// The subscription lists of single instances (`F[key]` filters).
+    var keyedLists = UnsafeVector<SlotList>()
+    /// The live instances of each keyed feature.
+    var instanceTables = UnsafeVector<InstanceTable>()
+    var eventLists = UnsafeVector<EventEntry>()
+    var eventTargets = UnsafeVector<EventTargetSlot>()
     /// Bit `1 << kind` for each mutation kind a binding watches on every feature.
     var anyBindingKinds: UInt8 = 0
     /// Mutations are written to a journal.
     var journaling = false
+    /// Some interceptor sees every feature's actions.
+    var interceptingAll = false
+    /// Some watch's selector may read any feature (a computed path).
+    var watchingAll = false
 
     /// Up to this many states are found by comparing names in order; a feature
     /// with more has its states in the name table.
@@ -93,17 +148,56 @@ struct HotStorage {
     /// would otherwise need gigabytes).
     static let matrixStates = 64
 
+    /// Makes room for the tables of `definitions`, so that adding them cannot
+    /// fail half-way: registration is all or nothing, out of memory included.
+    mutating func reserve(for definitions: [FeatureDefinition], arena: inout NameArena) throws(UniFlowError) {
+        var states = 0, names = 0, nameBytes = 0, bits = 0, pairs = 0, lists = 0, targets = 0, keyed = 0
+        func count(_ events: [EventTargets]) {
+            guard !events.isEmpty else { return }
+            lists += events.count + 1
+            for entry in events {
+                targets += entry.targets.count
+                names += 1
+                nameBytes += entry.event.utf8.count + 1
+            }
+        }
+        for definition in definitions {
+            let n = definition.states.count
+            states += n
+            names += 1 + (n > HotStorage.scannedStates ? n : 0)
+            nameBytes += definition.name.utf8.count + 1
+            for state in definition.states {
+                nameBytes += state.name.utf8.count + 1
+                count(state.events)
+            }
+            count(definition.events)
+            if let transitions = definition.transitions {
+                if n <= HotStorage.matrixStates { bits += (n * n + 63) / 64 } else { pairs += transitions.reduce(0) { $0 + $1.count } }
+            }
+            if definition.keyed { keyed += 1 }
+        }
+        try features.reserve(definitions.count)
+        try self.states.reserve(states)
+        try transitionBits.reserve(bits)
+        try transitionPairs.reserve(pairs)
+        try eventLists.reserve(lists)
+        try eventTargets.reserve(targets)
+        try instanceTables.reserve(keyed)
+        try self.names.reserve(names)
+        try arena.reserve(nameBytes)
+    }
+
     /// Adds a feature's tables, its names stored in `arena`; returns its index.
-    mutating func addFeature(_ definition: FeatureDefinition, arena: inout NameArena) -> Int32 {
+    mutating func addFeature(_ definition: FeatureDefinition, arena: inout NameArena) throws(UniFlowError) -> Int32 {
         let index = Int32(features.count)
         let stateBase = Int32(states.count)
         let count = definition.states.count
         var slot = FeatureSlot(stateBase: stateBase, stateCount: Int32(count), transitionBase: -1,
-                               name: arena.store(definition.name))
+                               name: try arena.store(definition.name))
         if let transitions = definition.transitions {
             if count <= HotStorage.matrixStates {
                 slot.transitionBase = Int32(transitionBits.count * 64)
-                transitionBits.append(repeating: 0, count: (count * count + 63) / 64)
+                try transitionBits.append(repeating: 0, count: (count * count + 63) / 64)
                 for (from, targets) in transitions.enumerated() {
                     for into in targets {
                         let bit = Int(slot.transitionBase) + from * count + into
@@ -113,20 +207,75 @@ struct HotStorage {
             } else {
                 slot.transitionBase = Int32(transitionPairs.count)
                 for (from, targets) in transitions.enumerated() {
-                    for into in targets.sorted() { transitionPairs.append(UInt64(from) << 32 | UInt64(into)) }
+                    for into in targets.sorted() { try transitionPairs.append(UInt64(from) << 32 | UInt64(into)) }
                 }
                 slot.transitionPairCount = Int32(transitionPairs.count) - slot.transitionBase
             }
         }
-        names.insert(slot.name, scope: -1, value: index)
-        for (s, state) in definition.states.enumerated() {
-            let stateName = arena.store(state.name)
-            if count > HotStorage.scannedStates { names.insert(stateName, scope: index, value: Int32(s)) }
-            states.append(StateSlot(name: stateName, isAuto: state.isAuto, hasFields: !state.fields.isEmpty,
-                                    isInitial: definition.allowsInitialization(into: s)))
+        if definition.keyed {
+            slot.instances = Int32(instanceTables.count)
+            try instanceTables.append(InstanceTable())
         }
-        features.append(slot)
+        try names.insert(slot.name, scope: -1, value: index)
+        // Events are numbered per feature, in order of first declaration.
+        var eventNumbers: [String: Int32] = [:]
+        func number(_ event: String) throws(UniFlowError) -> Int32 {
+            if let known = eventNumbers[event] { return known }
+            let n = Int32(eventNumbers.count)
+            eventNumbers[event] = n
+            try names.insert(try arena.store(event), scope: HotStorage.eventScope(index), value: n)
+            return n
+        }
+        func eventList(_ events: [EventTargets], declaredIn state: Int32) throws(UniFlowError) -> Int32 {
+            guard !events.isEmpty else { return -1 }
+            let base = Int32(eventLists.count)
+            for (list, entry) in events.enumerated() {
+                let targetBase = Int32(eventTargets.count)
+                for (item, target) in entry.targets.enumerated() {
+                    try eventTargets.append(EventTargetSlot(into: Int32(target.into), actualize: target.actualize,
+                                                            guarded: target.isGuarded, templated: target.payload != nil,
+                                                            declaredIn: state, list: Int32(list), item: Int32(item)))
+                }
+                try eventLists.append(EventEntry(event: try number(entry.event), targetBase: targetBase,
+                                                 targetCount: Int32(entry.targets.count)))
+            }
+            try eventLists.append(EventEntry(event: -1, targetBase: 0, targetCount: 0))
+            return base
+        }
+        for (s, state) in definition.states.enumerated() {
+            let stateName = try arena.store(state.name)
+            if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
+            try states.append(StateSlot(name: stateName, isAuto: state.isAuto, hasFields: !state.fields.isEmpty,
+                                        isInitial: definition.allowsInitialization(into: s), hasTimers: !state.timers.isEmpty,
+                                        events: try eventList(state.events, declaredIn: Int32(s))))
+        }
+        slot.events = try eventList(definition.events, declaredIn: -1)
+        try features.append(slot)
         return index
+    }
+
+    /// The `NameTable` scope of a feature's event names.
+    static func eventScope(_ feature: Int32) -> Int32 { -2 - feature }
+
+    /// The feature's event with that name, or -1 (no state takes it).
+    @inline(__always)
+    func findEvent(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+        names.find(name, scope: HotStorage.eventScope(feature))
+    }
+
+    /// The targets of `event` in an event list (`FeatureSlot.events`,
+    /// `StateSlot.events`): their range in `eventTargets`, empty when the list
+    /// does not name the event.
+    @inline(__always)
+    func targets(of event: Int32, in list: Int32) -> Range<Int> {
+        guard list >= 0, event >= 0 else { return 0..<0 }
+        var i = Int(list)
+        while true {
+            let entry = eventLists[i]
+            if entry.event < 0 { return 0..<0 }
+            if entry.event == event { return Int(entry.targetBase)..<Int(entry.targetBase + entry.targetCount) }
+            i += 1
+        }
     }
 
     /// The feature with that name, or -1.
@@ -177,6 +326,12 @@ struct HotStorage {
 
     mutating func deallocate() {
         for i in 0..<features.count { features.pointer(i).pointee.subscribers.deallocate() }
+        for i in 0..<keyedLists.count { keyedLists.pointer(i).pointee.deallocate() }
+        for i in 0..<instanceTables.count { instanceTables.pointer(i).pointee.deallocate() }
+        keyedLists.deallocate()
+        instanceTables.deallocate()
+        eventLists.deallocate()
+        eventTargets.deallocate()
         features.deallocate()
         states.deallocate()
         transitionBits.deallocate()

@@ -18,13 +18,23 @@ struct NameArena {
     private var capacity = 0
     private static let blockSize = 16 * 1024
 
+    /// Makes room for `bytes` more bytes of names (NULs included), so that
+    /// storing them cannot fail.
+    mutating func reserve(_ bytes: Int) throws(UniFlowError) {
+        guard used + bytes > capacity else { return }
+        let size = Swift.max(NameArena.blockSize, bytes)
+        blocks.append(try Memory.allocate(CChar.self, count: size, for: "names"))
+        used = 0
+        capacity = size
+    }
+
     /// Copies `name` into the arena.
-    mutating func store(_ name: String) -> CName {
+    mutating func store(_ name: String) throws(UniFlowError) -> CName {
         var utf8 = Array(name.utf8)
         utf8.append(0)
         if used + utf8.count > capacity {
             let size = Swift.max(NameArena.blockSize, utf8.count)
-            blocks.append(.allocate(capacity: size))
+            blocks.append(try Memory.allocate(CChar.self, count: size, for: "a name"))
             used = 0
             capacity = size
         }
@@ -37,7 +47,7 @@ struct NameArena {
     }
 
     mutating func deallocate() {
-        for block in blocks { block.deallocate() }
+        for block in blocks { free(block) }
         blocks = []
         used = 0
         capacity = 0

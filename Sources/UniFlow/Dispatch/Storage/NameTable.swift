@@ -38,7 +38,9 @@ struct NameTable {
 
     init() {
         mask = 63
-        entries = .allocate(capacity: mask + 1)
+        // The first 64 entries (1 KB) come with the dispatcher, whose own memory
+        // is Swift's: running out of it there ends the process (see Memory.swift).
+        entries = malloc((mask + 1) * MemoryLayout<Entry>.stride)!.assumingMemoryBound(to: Entry.self)
         entries.initialize(repeating: Entry(name: nil, scope: 0, value: -1), count: mask + 1)
         recent = .allocate(capacity: NameTable.recentCount)
         recent.initialize(repeating: Recent(pointer: nil, name: nil, scope: 0, value: -1), count: NameTable.recentCount)
@@ -53,8 +55,14 @@ struct NameTable {
     private static func hash(_ name: UnsafePointer<CChar>, scope: Int32) -> (hash: UInt64, length: Int) {
         let length = strlen(name)
         if length > maxNameLength { return (0, length) }
-        let raw = UnsafeRawPointer(name)
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(UInt32(bitPattern: scope)) ^ (UInt64(length) << 32)
+        return (hash(UnsafeRawPointer(name), length: length, seed: UInt64(UInt32(bitPattern: scope))), length)
+    }
+
+    /// The hash of `length` bytes (shared with `InstanceTable`, whose keys are
+    /// names of the host's choosing).
+    @inline(__always)
+    static func hash(_ raw: UnsafeRawPointer, length: Int, seed: UInt64) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed ^ (UInt64(length) << 32)
         @inline(__always) func mix(_ word: UInt64) {
             h = (h ^ word) &* 0x9e37_79b9_7f4a_7c15
             h ^= h >> 29
@@ -78,7 +86,7 @@ struct NameTable {
         }
         // Fold the high bits in: the table indexes with the low ones.
         h = (h ^ (h >> 32)) &* 0xff51_afd7_ed55_8ccd
-        return (h ^ (h >> 32), length)
+        return h ^ (h >> 32)
     }
 
     /// The value stored for the name, or -1.
@@ -131,9 +139,16 @@ struct NameTable {
         }
     }
 
+    /// Makes room for `n` more names, so that inserting them cannot fail.
+    mutating func reserve(_ n: Int) throws(UniFlowError) {
+        var capacity = mask + 1
+        while (count + n) * 4 > capacity * 3 { capacity *= 2 }
+        if capacity != mask + 1 { try rehash(capacity: capacity) }
+    }
+
     /// Adds a name whose storage outlives the table (a `CName`).
-    mutating func insert(_ name: CName, scope: Int32, value: Int32) {
-        if (count + 1) * 4 > (mask + 1) * 3 { rehash(capacity: (mask + 1) * 2) }
+    mutating func insert(_ name: CName, scope: Int32, value: Int32) throws(UniFlowError) {
+        if (count + 1) * 4 > (mask + 1) * 3 { try rehash(capacity: (mask + 1) * 2) }
         let (h, _) = NameTable.hash(name.pointer, scope: scope)
         place(Entry(name: name.pointer, scope: scope, value: value), hash: h)
         count += 1
@@ -145,21 +160,22 @@ struct NameTable {
         entries[i] = entry
     }
 
-    private mutating func rehash(capacity: Int) {
+    private mutating func rehash(capacity: Int) throws(UniFlowError) {
         let old = entries
         let oldCount = mask + 1
+        let new = try Memory.allocate(Entry.self, count: capacity, for: "the name table")
         mask = capacity - 1
-        entries = .allocate(capacity: capacity)
+        entries = new
         entries.initialize(repeating: Entry(name: nil, scope: 0, value: -1), count: capacity)
         for i in 0..<oldCount {
             guard let name = old[i].name else { continue }
             place(old[i], hash: NameTable.hash(name, scope: old[i].scope).hash)
         }
-        old.deallocate()
+        free(old)
     }
 
     func deallocate() {
-        entries.deallocate()
+        free(entries)
         recent.deallocate()
     }
 }

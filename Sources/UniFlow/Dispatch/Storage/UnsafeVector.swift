@@ -21,28 +21,34 @@ struct UnsafeVector<Element: BitwiseCopyable> {
     /// A pointer to element `i`, valid until the next append.
     func pointer(_ i: Int) -> UnsafeMutablePointer<Element> { base.unsafelyUnwrapped + i }
 
-    mutating func append(_ element: Element) {
-        if storedCount == capacity { grow(to: count + 1) }
+    mutating func append(_ element: Element) throws(UniFlowError) {
+        if storedCount == capacity { try grow(to: count + 1) }
         base.unsafelyUnwrapped[count] = element
         storedCount += 1
     }
 
     /// Appends `count` copies of `element`.
-    mutating func append(repeating element: Element, count n: Int) {
-        if count + n > Int(capacity) { grow(to: count + n) }
+    mutating func append(repeating element: Element, count n: Int) throws(UniFlowError) {
+        if count + n > Int(capacity) { try grow(to: count + n) }
         (base.unsafelyUnwrapped + count).initialize(repeating: element, count: n)
         storedCount += Int32(n)
     }
 
     /// Appends the bytes of a buffer (for `UnsafeVector<UInt8>`).
-    mutating func append(contentsOf buffer: UnsafeBufferPointer<Element>) {
+    mutating func append(contentsOf buffer: UnsafeBufferPointer<Element>) throws(UniFlowError) {
         guard let source = buffer.baseAddress, !buffer.isEmpty else { return }
-        if count + buffer.count > Int(capacity) { grow(to: count + buffer.count) }
+        if count + buffer.count > Int(capacity) { try grow(to: count + buffer.count) }
         (base.unsafelyUnwrapped + count).initialize(from: source, count: buffer.count)
         storedCount += Int32(buffer.count)
     }
 
-    mutating func removeLast(_ n: Int) { storedCount -= Int32(n) }
+    /// Makes room for `n` more elements, so that the appends that follow cannot fail.
+    mutating func reserve(_ n: Int) throws(UniFlowError) {
+        if count + n > Int(capacity) { try grow(to: count + n) }
+    }
+
+    /// Drops the elements from `n` on.
+    mutating func truncate(to n: Int) { storedCount = Int32(Swift.min(n, count)) }
 
     /// Keeps the elements for which `drop` is false, in order.
     mutating func removeAll(where drop: (Element) -> Bool) {
@@ -54,11 +60,11 @@ struct UnsafeVector<Element: BitwiseCopyable> {
         storedCount = Int32(kept)
     }
 
-    private mutating func grow(to minimum: Int) {
-        precondition(minimum <= Int(Int32.max), "libuniflow: a table outgrew 2^31 elements")
+    private mutating func grow(to minimum: Int) throws(UniFlowError) {
+        guard minimum <= Int(Int32.max) else { throw Memory.outOfMemory("a table of more than 2^31 elements") }
         let newCapacity = Swift.min(Swift.max(minimum, Int(capacity) * 2, 4), Int(Int32.max))
         guard let raw = realloc(base, newCapacity * MemoryLayout<Element>.stride) else {
-            fatalError("libuniflow: out of memory")
+            throw Memory.outOfMemory("a table")
         }
         base = raw.assumingMemoryBound(to: Element.self)
         capacity = Int32(newCapacity)
@@ -70,5 +76,12 @@ struct UnsafeVector<Element: BitwiseCopyable> {
         base = nil
         storedCount = 0
         capacity = 0
+    }
+}
+
+extension UnsafeVector where Element: Equatable {
+    func contains(_ element: Element) -> Bool {
+        for i in 0..<count where self[i] == element { return true }
+        return false
     }
 }

@@ -1,0 +1,134 @@
+import CUniFlow
+
+// Watches and interceptors, and what their callbacks read.
+
+@c @implementation
+public func uf_watch(_ d: OpaquePointer?, _ select_json: UnsafePointer<CChar>?, _ fn: uf_watch_fn?,
+                     _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
+                     _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    watch(d, "uf_watch", select_json, fn, payload, payload_free, out_id, deferred: false)
+}
+
+@c @implementation
+public func uf_watch_deferred(_ d: OpaquePointer?, _ select_json: UnsafePointer<CChar>?, _ fn: uf_watch_fn?,
+                              _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
+                              _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    watch(d, "uf_watch_deferred", select_json, fn, payload, payload_free, out_id, deferred: true)
+}
+
+private func watch(_ d: OpaquePointer?, _ function: StaticString, _ select_json: UnsafePointer<CChar>?,
+                   _ fn: uf_watch_fn?, _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
+                   _ out_id: UnsafeMutablePointer<UInt64>?, deferred: Bool) -> Int32 {
+    withRegistration(d, function, payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
+        let text = try required(select_json, function, "select_json")
+        let fn = try required(fn, function, "fn")
+        let rule = try JSONParser.parse(text)
+        do throws(UniFlowError) { try JsonLogic.validate(rule) } catch { throw error.prefixed("select_json") }
+        // The id is known before the first call: a callback may want it.
+        let id = try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
+            try dispatcher.addWatch(WatchSelector(rule), deferred: deferred,
+                                    HostCallback(fn, payload: payload, payloadFree: payload_free)) { out_id?.pointee = $0 }
+        }
+        out_id?.pointee = id
+        return .ok
+    }
+}
+
+@inline(__always)
+private func watchRecord(_ w: OpaquePointer?) -> WatchEventRecord? {
+    w.map { UnsafePointer<WatchEventRecord>($0).pointee }
+}
+
+@c @implementation
+public func uf_watch_value_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let r = watchRecord(w) else { return nil }
+    return dispatcher(from: r.dispatcher).watchText(previous: false)
+}
+
+@c @implementation
+public func uf_watch_previous_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let r = watchRecord(w) else { return nil }
+    return dispatcher(from: r.dispatcher).watchText(previous: true)
+}
+
+@c @implementation
+public func uf_watch_id(_ w: OpaquePointer?) -> UInt64 {
+    watchRecord(w)?.id ?? 0
+}
+
+@c @implementation
+public func uf_watch_dispatcher(_ w: OpaquePointer?) -> OpaquePointer? {
+    watchRecord(w).map { OpaquePointer($0.dispatcher) }
+}
+
+// MARK: Interceptors
+
+@c @implementation
+public func uf_intercept(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?, _ fn: uf_interceptor_fn?,
+                         _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
+                         _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    withRegistration(d, "uf_intercept", payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
+        let fn = try required(fn, "uf_intercept", "fn")
+        let name = feature.map { String(cString: $0) }
+        let id = try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
+            let index = try name.map { (name) throws(UniFlowError) in try dispatcher.resolveFeature(name) } ?? -1
+            return try dispatcher.addInterceptor(feature: index, HostCallback(fn, payload: payload, payloadFree: payload_free))
+        }
+        out_id?.pointee = id
+        return .ok
+    }
+}
+
+@inline(__always)
+private func interceptedRecord(_ a: OpaquePointer?) -> InterceptedRecord? {
+    a.map { UnsafePointer<InterceptedRecord>($0).pointee }
+}
+
+@c @implementation
+public func uf_intercepted_kind(_ a: OpaquePointer?) -> uf_action_kind {
+    interceptedRecord(a)?.kind.cKind ?? uf_action_kind(rawValue: 0)
+}
+
+@c @implementation
+public func uf_intercepted_feature(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let r = interceptedRecord(a) else { return nil }
+    return dispatcher(from: r.dispatcher).featureCName(r.feature)
+}
+
+@c @implementation
+public func uf_intercepted_key(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
+    interceptedRecord(a)?.key
+}
+
+@c @implementation
+public func uf_intercepted_state(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let r = interceptedRecord(a) else { return nil }
+    return dispatcher(from: r.dispatcher).stateCName(r.state, of: r.feature)
+}
+
+@c @implementation
+public func uf_intercepted_json(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let r = interceptedRecord(a) else { return nil }
+    return dispatcher(from: r.dispatcher).interceptedText()
+}
+
+@c @implementation
+public func uf_intercepted_id(_ a: OpaquePointer?) -> UInt64 {
+    interceptedRecord(a)?.id ?? 0
+}
+
+@c @implementation
+public func uf_intercepted_dispatcher(_ a: OpaquePointer?) -> OpaquePointer? {
+    interceptedRecord(a).map { OpaquePointer($0.dispatcher) }
+}
+
+@c @implementation
+public func uf_intercepted_set_reason(_ a: OpaquePointer?, _ reason: UnsafePointer<CChar>?) -> Int32 {
+    do throws(UniFlowError) {
+        let r = try required(interceptedRecord(a), "uf_intercepted_set_reason", "a")
+        dispatcher(from: r.dispatcher).scratch.intercepted.reason = String(cString: try required(reason, "uf_intercepted_set_reason", "reason"))
+        return Status.ok.rawValue
+    } catch {
+        return fail(error)
+    }
+}

@@ -1,0 +1,86 @@
+import CUniFlow
+
+/// The one way in for actions: every submit of the C API comes here, and these
+/// choose between the hot path and the general one.
+extension Dispatcher {
+    /// `uf_dispatch` and `uf_dispatch_try`. `action` is a whole struct of this
+    /// library's size (the C layer widens an older caller's). Returns the status;
+    /// a failure is recorded.
+    @inline(__always)
+    func dispatch(_ action: UnsafePointer<uf_action>, waiting: Bool) -> Int32 {
+        // Most calls: no via to release, not queued. See Dispatcher+HotPath.swift.
+        if mayDispatchFast(action) {
+            func locked() -> Int32 {
+                dispatchLocked(action) { () throws(UniFlowError) in try resolve(try DecodedAction(action.pointee), hasVia: false) }
+            }
+            if waiting { return exclusive(locked) }
+            return exclusiveUnlessBusy(locked) ?? Status.busy.rawValue
+        }
+        // Copied once: what is queued outlives the caller's struct.
+        let a = action.pointee
+        let via = a.via.map { HostCallback($0, payload: a.via_payload, payloadFree: a.via_payload_free) }
+        do throws(UniFlowError) {
+            return try submit(via: via, waiting: waiting) { () throws(UniFlowError) in
+                try resolve(try DecodedAction(a), hasVia: via != nil)
+            }.rawValue
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// `uf_submit` and `uf_submit_via`: an action as JSON text. The action is read
+    /// straight from jansson's tree, which lives until the action is processed or
+    /// queued; one without payload, via or submit list takes `uf_dispatch`'s path.
+    func submit(json text: UnsafePointer<CChar>, via: HostCallback<uf_via_fn>?) -> Int32 {
+        var submitted = false
+        do throws(UniFlowError) {
+            return try JSONParser.withTree(text) { (root) throws(UniFlowError) -> Int32 in
+                let request = try BorrowedAction.decode(JanssonValue(root))
+                submitted = true
+                if via == nil, var a = request.plainAction, withUnsafePointer(to: &a, mayDispatchFast) {
+                    return withUnsafePointer(to: &a) { (a) -> Int32 in
+                        exclusive { dispatchLocked(a) { () throws(UniFlowError) in try resolve(request, hasVia: false) } }
+                    }
+                }
+                return try submit(via: via) { () throws(UniFlowError) in
+                    try resolve(request, hasVia: via != nil)
+                }.rawValue
+            }
+        } catch {
+            // Once submitted, `submit` has released the via whatever happened.
+            if !submitted, var via { via.release() }
+            return fail(error)
+        }
+    }
+}
+
+extension DecodedAction where Source == JanssonValue {
+    /// The same action as a `uf_action` with borrowed strings, when it is one that
+    /// needs nothing else: no payload and no `submit` list, and strings without
+    /// NUL (a C string would end there).
+    var plainAction: uf_action? {
+        guard payload == nil, submit.isEmpty, let feature = feature.cName else { return nil }
+        var a = uf_action()
+        a.size = UInt32(MemoryLayout<uf_action>.size)
+        a.kind = kind.cKind
+        a.feature = feature
+        func name(_ text: BorrowedString?) -> (ok: Bool, UnsafePointer<CChar>?) {
+            guard let text else { return (true, nil) }
+            guard let c = text.cName else { return (false, nil) }
+            return (true, c)
+        }
+        let from = name(self.from), into = name(self.into), key = name(self.key), event = name(self.event)
+        guard from.ok, into.ok, key.ok, event.ok else { return nil }
+        a.from = from.1
+        a.into = into.1
+        a.key = key.1
+        a.event = event.1
+        a.same = same ? 1 : 0
+        a.uninitialized = uninitialized ? 1 : 0
+        // Diagnostic strings keep what C sees of them: a NUL ends them, as it did before.
+        a.scope = scope?.pointer
+        a.context = context?.pointer
+        a.id = id?.pointer
+        return a
+    }
+}

@@ -1,0 +1,118 @@
+/// The target a send takes (`docs/events.md`).
+struct EventChoice {
+    var into: Int32
+    /// An actualization of the current state rather than a transition.
+    var actualize: Bool
+    /// The new state's payload, checked (nil: `{}`).
+    var payload: JSONObject?
+}
+
+/// Events: a send names an event, and the definition chooses the next state.
+extension Dispatcher {
+    /// Tries the targets of the send's event in order (the current state's `on`,
+    /// then the feature's own, passing over feature-level targets `transitions`
+    /// does not allow) and returns the first one taken, with its payload. No
+    /// target: `UF_REJECTED` naming the state and the event. A guard's rule error
+    /// is `UF_ESCHEMA`, a failing handler `UF_ECALLBACK`, a payload that does not
+    /// fit `UF_ESCHEMA`: the send fails and nothing changes.
+    func chooseTarget(_ action: ActionHeader, place: Place, current: Int32,
+                      eventPayload: JSONObject) -> Result<EventChoice, UniFlowError> {
+        let feature = hot.features[Int(action.feature)]
+        let lists = [stateSlot(current, of: feature).events, feature.events]
+        var data: JSONValue? = nil
+        var dataHasModel = false
+        for list in lists {
+            for t in hot.targets(of: action.event, in: list) {
+                let slot = hot.eventTargets[t]
+                if slot.declaredIn < 0 && !(slot.actualize && slot.into == current)
+                    && !hot.allowsTransition(feature, from: current, into: slot.into) {
+                    continue
+                }
+                let target = eventTarget(slot, of: action.feature)
+                if slot.guarded || slot.templated {
+                    if data == nil || (target.readsModel && !dataHasModel) {
+                        data = guardData(action, place: place, current: current, eventPayload: eventPayload,
+                                         withModel: target.readsModel)
+                        dataHasModel = target.readsModel
+                    }
+                }
+                do throws(UniFlowError) {
+                    if let rule = target.rule {
+                        let result: JSONValue
+                        do throws(UniFlowError) {
+                            result = try JsonLogic.apply(rule, data: data!)
+                        } catch {
+                            throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': rule error: \(error.message)")
+                        }
+                        if !isTruthy(result) { continue }
+                    }
+                    if let call = target.call {
+                        let result = callHandler(call, mutation: "null", given: data!, inGiven: false)
+                        if result.status < 0 {
+                            throw UniFlowError(.callback, "\(subject(action)): event '\(eventName(action))': handler '\(call)' failed (returned \(result.status))")
+                        }
+                        if result.status == 0 { continue }
+                    }
+                    let actualize = slot.actualize && slot.into == current
+                    let payload = try targetPayload(target, into: slot.into, action: action, place: place,
+                                                    eventPayload: eventPayload, data: data)
+                    return .success(EventChoice(into: slot.into, actualize: actualize, payload: payload))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return .failure(UniFlowError(.rejected, "\(subject(action)) in state \(stateName(current, feature: action.feature)) has no transition for event '\(eventName(action))'"))
+    }
+
+    private func eventName(_ action: ActionHeader) -> String {
+        action.eventName.map { String(cString: $0) } ?? ""
+    }
+
+    /// The declaration of a target (features with events keep their definitions).
+    private func eventTarget(_ slot: EventTargetSlot, of feature: Int32) -> EventTarget {
+        let definition = definitions[Int(feature)]
+        let events = slot.declaredIn < 0 ? definition.events : definition.states[Int(slot.declaredIn)].events
+        return events[Int(slot.list)].targets[Int(slot.item)]
+    }
+
+    /// What guards and templates read: `{"model", "event": {"name", "payload"},
+    /// "feature": {"state", "payload", "key"}}`.
+    private func guardData(_ action: ActionHeader, place: Place, current: Int32, eventPayload: JSONObject,
+                           withModel: Bool) -> JSONValue {
+        var feature: JSONObject = ["state": .string(stateName(current, feature: action.feature)),
+                                   "payload": .object(payload(at: place))]
+        if let key = action.key { feature["key"] = .string(String(cString: key)) }
+        return ["model": withModel ? modelJSON() : [:],
+                "event": ["name": .string(eventName(action)), "payload": .object(eventPayload)],
+                "feature": .object(feature)]
+    }
+
+    /// The taken target's payload: its template evaluated, or else each field of
+    /// the new state carried forward from the event's payload, else from the
+    /// current payload, else left to its default; then checked like any payload.
+    private func targetPayload(_ target: EventTarget, into: Int32, action: ActionHeader, place: Place,
+                               eventPayload: JSONObject, data: JSONValue?) throws(UniFlowError) -> JSONObject? {
+        let state = stateDefinition(into, of: action.feature)
+        let given: JSONObject
+        if let template = target.payload {
+            let value: JSONValue
+            do throws(UniFlowError) {
+                value = try ActionTemplate.substitute(template, data: data ?? .null)
+            } catch {
+                throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': rule error: \(error.message)")
+            }
+            given = value.objectValue ?? JSONObject()
+        } else {
+            guard !state.fields.isEmpty else { return nil }
+            let current = storedPayload(at: place)
+            var carried: [(key: String, value: JSONValue)] = []
+            for field in state.fields {
+                if let value = eventPayload[field.name] ?? current?[field.name] { carried.append((field.name, value)) }
+            }
+            given = JSONObject(carried)
+        }
+        let checked = try state.checkPayload(given, feature: featureName(action.feature))
+        return checked.isEmpty ? nil : checked
+    }
+}

@@ -1,0 +1,220 @@
+import CUniFlow
+import Glibc
+
+/// A mutation kept for a deferred subscriber until the host's loop delivers it.
+struct DeferredDelivery {
+    var subscription: Int32
+    var id: UInt64
+    var record: MutationRecord
+    var oldPayload: JSONObject?
+    var newPayload: JSONObject?
+    var action: ActionHeader?
+    /// Copies of the action's strings and the instance's key.
+    var strings: ActionExtras?
+}
+
+/// Delivery on the host's thread: the deferred queue and the loop's descriptor.
+struct LoopRegistry {
+    /// Deliveries waiting, oldest first (ended subscriptions' are skipped).
+    var queue: [DeferredDelivery] = []
+    var head = 0
+    /// Deliveries waiting for live subscriptions (what `deferred_limit` bounds).
+    var pending = 0
+    /// `uf_loop_fd`'s descriptor, made at the first call.
+    var descriptor: LoopDescriptor?
+    /// The descriptor's state may be out of date.
+    var dirty = false
+
+    mutating func popFirst() -> DeferredDelivery? {
+        guard head < queue.count else { return nil }
+        let first = queue[head]
+        head += 1
+        if head == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 4096 && head * 2 > queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+        return first
+    }
+}
+
+/// The host's event loop (`docs/time.md`): deferred subscriptions and watches,
+/// host timers, and the one descriptor that tells the loop there is work.
+extension Dispatcher {
+    /// Keeps a mutation for a deferred subscriber (its strings copied: the
+    /// mutation's own end with the delivery). Past `deferred_limit`, the oldest
+    /// waiting delivery is dropped and reported.
+    func capture(_ record: MutationRecord, for subscription: Int32) {
+        var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
+                                        record: record, oldPayload: scratch.delivery.oldPayload,
+                                        newPayload: scratch.delivery.newPayload, action: scratch.delivery.action)
+        do throws(UniFlowError) {
+            if var action = delivery.action {
+                action.via = nil
+                let owned = try ResolvedAction(header: action).owned()
+                delivery.action = owned.header
+                delivery.strings = owned.extras
+            }
+            if let key = record.key {
+                delivery.record.key = try ActionExtras.make(&delivery.strings).own(key)
+            }
+        } catch {
+            dropped(delivery, error)
+            return
+        }
+        loop.queue.append(delivery)
+        loop.pending += 1
+        while loop.pending > options.deferredLimit, let oldest = loop.popFirst() {
+            guard hot.subscriptions[Int(oldest.subscription)].alive && hot.subscriptions[Int(oldest.subscription)].id == oldest.id else { continue }
+            loop.pending -= 1
+            dropped(oldest, UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
+        }
+        noteLoopWork()
+    }
+
+    /// A delivery that will never be made: counted for its subscription's next
+    /// one, and reported.
+    private func dropped(_ delivery: DeferredDelivery, _ failure: UniFlowError) {
+        hot.subscriptions.pointer(Int(delivery.subscription)).pointee.dropped += 1
+        guard reportingActive else { return }
+        report(.dropped, action: delivery.action, failure: failure,
+               details: ReportDetails(subscription: delivery.id, seq: delivery.record.seq))
+    }
+
+    /// An ended subscription's waiting deliveries no longer count (they are
+    /// skipped when their turn comes).
+    func dropDeliveries(of subscription: Int32) {
+        let id = hot.subscriptions[Int(subscription)].id
+        var waiting = 0
+        for i in loop.head..<loop.queue.count where loop.queue[i].subscription == subscription && loop.queue[i].id == id { waiting += 1 }
+        loop.pending -= waiting
+        loop.dirty = true
+    }
+
+    /// The loop's descriptor must be looked at when the call ends.
+    @inline(__always)
+    func noteLoopWork() {
+        loop.dirty = true
+        changes.any = true
+    }
+
+    /// Whether `uf_loop_run` has something to do now.
+    private var loopWorkDue: Bool {
+        if loop.pending > 0 || !pendingWatches.isEmpty { return true }
+        guard let next = hostTimerDeadline else { return false }
+        return next <= time.clock.now()
+    }
+
+    /// The soonest timer the host's loop fires (host timers on a monotonic clock).
+    private var hostTimerDeadline: UInt64? {
+        guard options.timers == .host, time.clock.kind == .monotonic else { return nil }
+        return time.store.peek()?.deadline
+    }
+
+    /// Brings the descriptor up to date: readable while work is due, its timer
+    /// set to the next host timer.
+    func syncLoopDescriptor() {
+        loop.dirty = false
+        guard let descriptor = loop.descriptor else { return }
+        descriptor.setWorkPending(loop.pending > 0 || !pendingWatches.isEmpty)
+        descriptor.setTimer(atMonotonicNanoseconds: hostTimerDeadline.map { time.clock.monotonicNanoseconds(at: $0) })
+    }
+
+    /// `uf_loop_fd`.
+    func loopDescriptor() throws(UniFlowError) -> Int32 {
+        if let descriptor = loop.descriptor { return descriptor.fd }
+        let descriptor = try LoopDescriptor()
+        loop.descriptor = descriptor
+        syncLoopDescriptor()
+        return descriptor.fd
+    }
+
+    /// `uf_loop_timeout`: 0 when work is due, the milliseconds until the next
+    /// host timer (rounded up, clamped to `INT_MAX`), or -1.
+    func loopTimeout() -> Int32 {
+        if loop.pending > 0 || !pendingWatches.isEmpty { return 0 }
+        guard let next = hostTimerDeadline else { return -1 }
+        let nowNanoseconds = DispatcherClock.monotonicNanoseconds()
+        let due = time.clock.monotonicNanoseconds(at: next)
+        guard due > nowNanoseconds else { return 0 }
+        let ms = (due - nowNanoseconds + 999_999) / 1_000_000
+        return ms > UInt64(Int32.max) ? Int32.max : Int32(ms)
+    }
+
+    /// `uf_loop_run`: fires the host timers due now (each an outer call), then
+    /// makes the deliveries waiting when it started plus those its timers caused,
+    /// then the deferred watches' values. What they submit is processed before it
+    /// returns; the deliveries that causes wait for the next call. Returns timers
+    /// fired plus deliveries made.
+    func runLoop() throws(UniFlowError) -> UInt64 {
+        try refuseInsideCallbacks("uf_loop_run")
+        return exclusive {
+            var done: UInt64 = 0
+            if options.timers == .host && time.clock.kind == .monotonic {
+                loop.descriptor?.acknowledgeTimer()
+                done += UInt64(fireDueTimers(upTo: time.clock.now()))
+            }
+            var count = loop.queue.count - loop.head
+            while count > 0, let delivery = loop.popFirst() {
+                count -= 1
+                guard hot.subscriptions[Int(delivery.subscription)].alive,
+                      hot.subscriptions[Int(delivery.subscription)].id == delivery.id else { continue }
+                loop.pending -= 1
+                deliverDeferred(delivery)
+                done += 1
+                if !queue.isEmpty { drainQueue() }
+            }
+            for index in pendingWatches {
+                guard let value = registrations.watches[index].pending else { continue }
+                registrations.watches[index].pending = nil
+                if registrations.watches[index].delivered != value || registrations.watches[index].delivered == nil {
+                    deliver(value, toWatch: index)
+                    done += 1
+                    if !queue.isEmpty { drainQueue() }
+                }
+            }
+            loop.dirty = true
+            changes.any = true
+            return done
+        }
+    }
+
+    private func deliverDeferred(_ delivery: DeferredDelivery) {
+        var record = delivery.record
+        let index = delivery.subscription
+        record.subscriptionID = delivery.id
+        record.dropped = hot.subscriptions[Int(index)].dropped
+        hot.subscriptions.pointer(Int(index)).pointee.dropped = 0
+        scratch.delivery.oldPayload = delivery.oldPayload
+        scratch.delivery.newPayload = delivery.newPayload
+        scratch.delivery.action = delivery.action
+        let slot = hot.subscriptions[Int(index)]
+        registrations.notifyingDepth += 1
+        hot.subscriptions.pointer(Int(index)).pointee.running = true
+        let result = withUnsafeMutablePointer(to: &record) { slot.callback.function(OpaquePointer($0), slot.callback.payload) }
+        let after = hot.subscriptions.pointer(Int(index))
+        after.pointee.running = false
+        if !after.pointee.alive {
+            releasePayload(ofSubscription: index)
+        } else if result == UF_STOP {
+            end(subscription: index)
+        }
+        registrations.notifyingDepth -= 1
+        if registrations.notifyingDepth == 0 && !registrations.pendingRemovals.isEmpty {
+            let removals = registrations.pendingRemovals
+            registrations.pendingRemovals.removeAll()
+            for removal in removals { removeFromList(removal) }
+        }
+        scratch.delivery.reset()
+        withExtendedLifetime(delivery.strings) {}
+    }
+}
+
+extension ResolvedAction {
+    init(header: ActionHeader) {
+        self.init(kind: header.kind, feature: header.feature)
+        self.header = header
+    }
+}

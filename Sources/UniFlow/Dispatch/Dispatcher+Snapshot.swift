@@ -1,0 +1,156 @@
+/// Durable timers (`docs/time.md`): a snapshot is the model and the armed
+/// timers, so that a restored host fires what it had armed.
+extension Dispatcher {
+    /// `uf_snapshot_get`: `{"clock", "model", "timers": [...]}`, soonest first.
+    func snapshotJSON() -> JSONValue {
+        let now = time.clock.now()
+        var timers: [JSONValue] = []
+        for index in time.store.sortedLive() {
+            let record = time.store.records[Int(index)]
+            var timer = JSONObject()
+            timer["id"] = timerID(index).map { .string($0) } ?? .null
+            timer["kind"] = .string(record.isState ? "state" : "api")
+            timer["due_at"] = .int(Int64(time.clock.wallClock(at: record.deadline)))
+            timer["remaining_ms"] = .int(Int64(record.deadline > now ? record.deadline - now : 0))
+            timer["ms"] = .int(Int64(record.ms))
+            timer["on_restore"] = .string(record.isState ? record.policy.rawValue : RestorePolicy.fire.rawValue)
+            if !record.isState, let action = record.action {
+                timer["action"] = (try? JSONParser.parse(action)) ?? .null
+            }
+            timers.append(.object(timer))
+        }
+        return ["clock": .string(time.clock.kind.rawValue), "model": modelJSON(), "timers": .array(timers)]
+    }
+
+    /// `uf_snapshot_restore`: installs the model as `uf_state_restore` does (no
+    /// mutations, no interceptors) and arms each timer by its `on_restore`: `fire`
+    /// keeps the wall-clock deadline, `resume` the remaining time, `restart` the
+    /// full delay. A snapshot of the other clock kind uses the remaining time for
+    /// `fire`. A timer due at restore fires at the next chance, never inside this
+    /// call. Invalid input changes nothing.
+    func restoreSnapshot(_ json: JSONValue) throws(UniFlowError) {
+        try refuseInsideCallbacks("uf_snapshot_restore")
+        guard let object = json.objectValue else {
+            throw UniFlowError(.schema, "a snapshot must be an object, got \(json.kindName)")
+        }
+        for key in object.keys where !["clock", "model", "timers"].contains(key) {
+            throw UniFlowError(.schema, "snapshot: unknown key '\(key)'")
+        }
+        guard let clockName = object["clock"]?.stringValue, let kind = DispatcherClock.Kind(rawValue: clockName) else {
+            throw UniFlowError(.schema, "snapshot.clock: expected \"monotonic\" or \"manual\"")
+        }
+        guard let modelJSON = object["model"] else { throw UniFlowError(.schema, "snapshot: missing key 'model'") }
+        guard let timerList = (object["timers"] ?? .array([])).arrayValue else {
+            throw UniFlowError(.schema, "snapshot.timers: expected array")
+        }
+        try exclusive { () throws(UniFlowError) in
+            let snapshot: ModelSnapshot
+            do throws(UniFlowError) { snapshot = try validatedModel(modelJSON) } catch { throw error.prefixed("snapshot.model") }
+            let timers = try timerList.enumerated().map { (i, value) throws(UniFlowError) -> RestoredTimer in
+                do throws(UniFlowError) {
+                    return try RestoredTimer(value, sameClock: kind == time.clock.kind, on: self)
+                } catch {
+                    throw error.prefixed("snapshot.timers[\(i)]")
+                }
+            }
+            let known = stateTimerNames(in: snapshot)
+            for (i, timer) in timers.enumerated() where timer.isState && !known.contains(timer.id!) {
+                throw UniFlowError(.schema, "snapshot.timers[\(i)].id: '\(timer.id!)' names no state timer of the model")
+            }
+            try installJournaled(snapshot, replacing: ModelSnapshot(of: self))
+            cancelAllAPITimers()
+            let now = time.clock.now()
+            var stateTimers: [String: RestoredTimer] = [:]
+            for timer in timers where timer.isState { stateTimers[timer.id!] = timer }
+            armAllStateTimers { place, i, _ in
+                stateTimers[self.stateTimerName(place, after: i)].map { $0.deadline(now: now, clock: self.time.clock) }
+            }
+            for timer in timers where !timer.isState {
+                try armRestoredAPITimer(action: timer.action!, ms: timer.ms, id: timer.id, deadline: timer.deadline(now: now, clock: time.clock))
+            }
+        }
+    }
+
+    /// The ids of every state timer the places of a model could have armed.
+    private func stateTimerNames(in snapshot: ModelSnapshot) -> Set<String> {
+        var names = Set<String>()
+        func add(_ feature: Int32, _ key: String?, _ state: Int32) {
+            guard state >= 0 else { return }
+            let count = stateDefinition(state, of: feature).timers.count
+            let prefix = featureName(feature) + (key.map { "[\($0)]" } ?? "") + ".\(stateName(state, feature: feature)).after["
+            for i in 0..<count { names.insert("\(prefix)\(i)]") }
+        }
+        for (f, entry) in snapshot.features.enumerated() { add(Int32(f), nil, entry.state) }
+        for (f, list) in snapshot.instances { for (key, entry) in list { add(f, key, entry.state) } }
+        return names
+    }
+
+    /// `Feature.State.after[i]` of a live place.
+    func stateTimerName(_ place: Place, after i: Int) -> String {
+        var name = featureName(place.feature)
+        if let key = key(at: place) { name += "[\(String(cString: key))]" }
+        return "\(name).\(stateName(state(at: place), feature: place.feature)).after[\(i)]"
+    }
+}
+
+/// One timer of a snapshot, checked.
+private struct RestoredTimer {
+    var id: String?
+    var isState: Bool
+    var dueAt: UInt64
+    var remaining: UInt64
+    var ms: UInt64
+    var policy: RestorePolicy
+    var sameClock: Bool
+    /// API timers: the action's JSON text.
+    var action: String?
+
+    init(_ value: JSONValue, sameClock: Bool, on dispatcher: Dispatcher) throws(UniFlowError) {
+        guard let object = value.objectValue else { throw UniFlowError(.schema, "expected object, got \(value.kindName)") }
+        for key in object.keys where !["id", "kind", "due_at", "remaining_ms", "ms", "on_restore", "action"].contains(key) {
+            throw UniFlowError(.schema, "unknown key '\(key)'")
+        }
+        func count(_ key: String) throws(UniFlowError) -> UInt64 {
+            guard case .int(let n)? = object[key], n >= 0 else { throw UniFlowError(.schema, "\(key): expected an integer >= 0") }
+            return UInt64(n)
+        }
+        switch object["kind"]?.stringValue {
+        case "state": isState = true
+        case "api": isState = false
+        default: throw UniFlowError(.schema, "kind: expected \"state\" or \"api\"")
+        }
+        switch object["id"] {
+        case .string(let text)?: id = text
+        case .null?, nil where !isState: id = nil
+        default: throw UniFlowError(.schema, "id: expected a string")
+        }
+        dueAt = try count("due_at")
+        remaining = try count("remaining_ms")
+        ms = try count("ms")
+        let policyName = object["on_restore"]?.stringValue ?? "fire"
+        guard let policy = RestorePolicy(rawValue: policyName) else {
+            throw UniFlowError(.schema, "on_restore: expected \"fire\", \"resume\" or \"restart\"")
+        }
+        // API timers keep their wall-clock deadline, whatever they say.
+        self.policy = isState ? policy : .fire
+        self.sameClock = sameClock
+        if isState {
+            guard object["action"] == nil else { throw UniFlowError(.schema, "a state timer has no 'action'") }
+            if let id, !Dispatcher.isStateTimerID(id) { throw UniFlowError(.schema, "id: '\(id)' is not a state timer's id") }
+        } else {
+            guard let action = object["action"] else { throw UniFlowError(.schema, "missing key 'action'") }
+            if let id { try Dispatcher.checkTimerID(id, "uf_snapshot_restore") }
+            // Checked now, as when it was armed.
+            _ = try dispatcher.resolve(try ActionRequest.decode(action), hasVia: false)
+            self.action = action.jsonText
+        }
+    }
+
+    func deadline(now: UInt64, clock: DispatcherClock) -> UInt64 {
+        switch policy {
+        case .fire: return sameClock ? clock.time(atWallClock: dueAt) : now &+ remaining
+        case .resume: return now &+ remaining
+        case .restart: return now &+ ms
+        }
+    }
+}

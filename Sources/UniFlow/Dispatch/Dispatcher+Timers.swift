@@ -1,0 +1,517 @@
+import CUniFlow
+import Glibc
+
+/// A dispatcher's time: its clock, its armed timers, and who fires them.
+struct TimeRegistry {
+    var clock: DispatcherClock
+    var store = TimerStore()
+    /// API timers armed under an id.
+    var apiIDs: [String: Int32] = [:]
+    /// The deadline of the timer being fired: timers armed meanwhile count their
+    /// delay from it, so that chains do not drift.
+    var firing: UInt64?
+    /// The library's timer thread, once a timer was armed (`"timers": "thread"`).
+    var thread: TimerThread?
+
+    init(_ kind: DispatcherClock.Kind) { clock = DispatcherClock(kind) }
+}
+
+/// Timers (`docs/time.md`): state timers declared with `after`, armed while their
+/// state lasts; API timers armed by `uf_submit_after` and `uf_dispatch_after`.
+extension Dispatcher {
+    /// Where delays count from: the firing timer's deadline while one fires, else now.
+    @inline(__always)
+    var armBase: UInt64 { time.firing ?? time.clock.now() }
+
+    // MARK: State timers
+
+    /// The first armed state timer of a place (-1: none).
+    @inline(__always)
+    private func timerHead(_ place: Place) -> Int32 {
+        let feature = hot.features[Int(place.feature)]
+        if feature.instances < 0 { return feature.timers }
+        guard place.instance >= 0 else { return -1 }
+        return hot.instanceTables[Int(feature.instances)].slots[Int(place.instance)].timers
+    }
+
+    @inline(__always)
+    private func setTimerHead(_ place: Place, _ head: Int32) {
+        let feature = hot.features.pointer(Int(place.feature))
+        if feature.pointee.instances < 0 {
+            feature.pointee.timers = head
+        } else {
+            hot.instanceTables.pointer(Int(feature.pointee.instances)).pointee.slots.pointer(Int(place.instance)).pointee.timers = head
+        }
+    }
+
+    /// Arms, disarms or re-arms a place's state timers for a mutation: armed on
+    /// entering a state (a transition into the same state included), disarmed on
+    /// leaving it, re-armed by an actualization for those with `"reset": "update"`
+    /// (the others keep their deadline, and one that fired stays fired).
+    func stateChanged(at place: Place, kind: MutationKind, from old: Int32, into new: Int32) {
+        let feature = hot.features[Int(place.feature)]
+        let base = armBase
+        switch kind {
+        case .initialization:
+            if stateSlot(new, of: feature).hasTimers { armStateTimers(at: place, state: new) { base &+ $1.ms } }
+        case .transition:
+            disarmStateTimers(at: place)
+            if stateSlot(new, of: feature).hasTimers { armStateTimers(at: place, state: new) { base &+ $1.ms } }
+        case .actualization:
+            guard stateSlot(new, of: feature).hasTimers,
+                  stateDefinition(new, of: place.feature).timers.contains(where: \.resetOnUpdate) else { return }
+            let before = timerHead(place)
+            var kept: [Int32: UInt64] = [:]
+            var index = before
+            while index >= 0 {
+                kept[time.store.records[Int(index)].after] = time.store.records[Int(index)].deadline
+                index = time.store.records[Int(index)].next
+            }
+            disarmStateTimers(at: place)
+            armStateTimers(at: place, state: new) { i, timer in timer.resetOnUpdate ? base &+ timer.ms : kept[Int32(i)] }
+        case .deinitialization:
+            disarmStateTimers(at: place)
+        }
+    }
+
+    /// Arms the state's timers at a place; `deadline` gives each one's deadline
+    /// (nil: leave that one unarmed).
+    func armStateTimers(at place: Place, state: Int32, deadline: (Int, StateTimer) -> UInt64?) {
+        let timers = stateDefinition(state, of: place.feature).timers
+        var head = timerHead(place)
+        for (i, timer) in timers.enumerated() {
+            guard let due = deadline(i, timer) else { continue }
+            let record = TimerRecord(deadline: due, ms: timer.ms, isState: true, policy: timer.onRestore,
+                                     resetOnUpdate: timer.resetOnUpdate, feature: place.feature,
+                                     instance: place.instance, state: state, after: Int32(i), next: head)
+            guard let index = try? time.store.arm(record) else {
+                if reportingActive {
+                    report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
+                }
+                continue
+            }
+            head = index
+            batch?.undo.append(.timerArmed(index, place: place))
+            noteArmed(due)
+        }
+        setTimerHead(place, head)
+    }
+
+    /// Disarms every state timer of a place.
+    func disarmStateTimers(at place: Place) {
+        let head = timerHead(place)
+        guard head >= 0 else { return }
+        if batch != nil {
+            // Kept, linked, until the batch holds: a rollback makes them live again.
+            var index = head
+            while index >= 0 {
+                time.store.suspend(index)
+                index = time.store.records[Int(index)].next
+            }
+            batch!.undo.append(.timersDisarmed(place, head: head))
+        } else {
+            // Freed after the walk: a freed record's `next` is the free list.
+            var index = head
+            var list: [Int32] = []
+            while index >= 0 {
+                list.append(index)
+                index = time.store.records[Int(index)].next
+            }
+            for index in list { time.store.free(index) }
+        }
+        setTimerHead(place, -1)
+    }
+
+    /// Undoes `disarmStateTimers` of a rolled-back batch.
+    func reviveStateTimers(at place: Place, head: Int32) {
+        var index = head
+        while index >= 0 {
+            time.store.revive(index)
+            index = time.store.records[Int(index)].next
+        }
+        setTimerHead(place, head)
+    }
+
+    /// Undoes the arming of a state timer (a rolled-back batch).
+    func unarmStateTimer(_ index: Int32, at place: Place) {
+        setTimerHead(place, time.store.records[Int(index)].next)
+        time.store.free(index)
+    }
+
+    /// Frees the records a batch that holds had suspended.
+    func releaseSuspendedTimers(_ undo: [BatchLog.Undo]) {
+        for entry in undo {
+            if case .timersDisarmed(_, let head) = entry {
+                var list: [Int32] = []
+                var index = head
+                while index >= 0 {
+                    list.append(index)
+                    index = time.store.records[Int(index)].next
+                }
+                for index in list { time.store.release(suspended: index) }
+            }
+        }
+    }
+
+    /// Disarms every state timer (a model installed whole).
+    func disarmAllStateTimers() {
+        for f in 0..<Int32(hot.features.count) {
+            if let table = instanceTable(of: f) {
+                hot.instanceTables[Int(table)].forEach { slot, instance in
+                    if instance.timers >= 0 { disarmStateTimers(at: Place(feature: f, instance: slot)) }
+                }
+            } else if hot.features[Int(f)].timers >= 0 {
+                disarmStateTimers(at: Place(feature: f))
+            }
+        }
+    }
+
+    /// Arms the state timers of every place whose state has some; `deadline`
+    /// chooses each one's deadline (nil: leave it unarmed).
+    func armAllStateTimers(deadline: @escaping (Place, Int, StateTimer) -> UInt64?) {
+        for f in 0..<Int32(hot.features.count) {
+            func arm(_ place: Place) {
+                let state = self.state(at: place)
+                guard state >= 0, stateSlot(state, of: hot.features[Int(f)]).hasTimers else { return }
+                armStateTimers(at: place, state: state) { deadline(place, $0, $1) }
+            }
+            if let table = instanceTable(of: f) {
+                hot.instanceTables[Int(table)].forEach { slot, _ in arm(Place(feature: f, instance: slot)) }
+            } else {
+                arm(Place(feature: f))
+            }
+        }
+    }
+
+    /// Every state timer armed afresh for its full delay (`uf_state_restore`).
+    func armAllStateTimersAfresh() {
+        let base = armBase
+        armAllStateTimers { _, _, timer in base &+ timer.ms }
+    }
+
+    /// A timer's id: the API id, or `Feature.State.after[i]` (`Feature[key]...`
+    /// for an instance); nil for an anonymous API timer.
+    func timerID(_ index: Int32) -> String? {
+        let record = time.store.records[Int(index)]
+        guard record.isState else { return record.id.map { String(cString: $0) } }
+        let place = Place(feature: record.feature, instance: record.instance)
+        var name = featureName(record.feature)
+        if let key = key(at: place) { name += "[\(String(cString: key))]" }
+        return "\(name).\(stateName(record.state, feature: record.feature)).after[\(record.after)]"
+    }
+
+    // MARK: API timers
+
+    /// Whether a host-given id could be mistaken for a state timer's.
+    static func isStateTimerID(_ id: String) -> Bool { id.contains(".after[") }
+
+    /// Checks a timer id given to `uf_submit_after`/`uf_dispatch_after`.
+    static func checkTimerID(_ id: String, _ function: StaticString) throws(UniFlowError) {
+        if id.utf8.isEmpty || id.utf8.count > 256 {
+            throw UniFlowError(.invalidArgument, "\(function): a timer id is 1 to 256 bytes, got \(id.utf8.count)")
+        }
+        if isStateTimerID(id) {
+            throw UniFlowError(.invalidArgument, "\(function): '\(id)' is shaped like a state timer's id (it contains '.after[')")
+        }
+    }
+
+    /// `uf_submit_after`: checks the action now, as `uf_submit` would up to its
+    /// payload, then arms it (kept as its JSON text).
+    func armAPITimer(json text: UnsafePointer<CChar>, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        try JSONParser.withTree(text) { (root) throws(UniFlowError) in
+            _ = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+        }
+        try armAPITimer(action: String(cString: text), delay: delay, id: id, keep: keep)
+    }
+
+    /// `uf_dispatch_after`: checks the action now, then arms it as JSON text.
+    func armAPITimer(action a: uf_action, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        let action = try resolve(try DecodedAction(a), hasVia: false)
+        var object = actionDescription(action.header)
+        if let payload = action.payload { object["payload"] = .object(payload) }
+        try armAPITimer(action: JSONValue.object(object).jsonText, delay: delay, id: id, keep: keep)
+    }
+
+    /// Arms an API timer for an action already checked, given as JSON text. With
+    /// an id that is armed: replaces it, or with `keep` leaves it as it is.
+    func armAPITimer(action text: String, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        if let id, let armed = time.apiIDs[id] {
+            if keep { return }
+            try journalTimer(["timer": "cancelled", "serial": .int(Int64(time.store.records[Int(armed)].serial))])
+            cancelAPITimer(armed, id: id)
+        }
+        let due = armBase &+ delay
+        let actionText = try Memory.copy(text, for: "a timer's action")
+        var idText: UnsafeMutablePointer<CChar>? = nil
+        do throws(UniFlowError) {
+            idText = try id.map { (id) throws(UniFlowError) in try Memory.copy(id, for: "a timer's id") }
+            let index = try time.store.arm(TimerRecord(deadline: due, ms: delay, action: actionText, id: idText))
+            do throws(UniFlowError) {
+                try journalTimer(["timer": "armed", "serial": .int(Int64(time.store.records[Int(index)].serial)),
+                                  "id": id.map { .string($0) } ?? .null, "ms": .int(Int64(delay)),
+                                  "due_at": .int(Int64(time.clock.wallClock(at: due))), "action": (try? JSONParser.parse(text)) ?? .null])
+            } catch {
+                time.store.free(index)
+                throw error
+            }
+            if let id { time.apiIDs[id] = index }
+            batch?.undo.append(.apiArmed(index, id: id))
+            noteArmed(due)
+        } catch {
+            free(actionText)
+            free(idText)
+            throw error
+        }
+    }
+
+    /// `uf_timer_cancel`.
+    func cancelTimer(_ id: String) throws(UniFlowError) {
+        if Dispatcher.isStateTimerID(id) {
+            throw UniFlowError(.misuse, "uf_timer_cancel: '\(id)' is a state timer: it is disarmed when its state is left")
+        }
+        guard let index = time.apiIDs[id] else { throw UniFlowError(.notFound, "no armed timer with id '\(id)'") }
+        try journalTimer(["timer": "cancelled", "serial": .int(Int64(time.store.records[Int(index)].serial))])
+        cancelAPITimer(index, id: id)
+    }
+
+    private func cancelAPITimer(_ index: Int32, id: String) {
+        time.apiIDs[id] = nil
+        if batch != nil {
+            time.store.suspend(index)
+            batch!.undo.append(.apiCancelled(index, id: id))
+            return
+        }
+        free(time.store.records[Int(index)].action)
+        free(time.store.records[Int(index)].id)
+        time.store.free(index)
+    }
+
+    /// `uf_timers_get`: soonest first.
+    func timersJSON() -> JSONValue {
+        let now = time.clock.now()
+        var list: [JSONValue] = []
+        for index in time.store.sortedLive() {
+            let record = time.store.records[Int(index)]
+            list.append(["id": timerID(index).map { .string($0) } ?? .null,
+                         "due_in_ms": .int(Int64(record.deadline > now ? record.deadline - now : 0)),
+                         "ms": .int(Int64(record.ms))])
+        }
+        return .array(list)
+    }
+
+    // MARK: Firing
+
+    /// Someone must know of a new deadline: the timer thread (started on the
+    /// first timer), or the host's loop.
+    @inline(__always)
+    func noteArmed(_ deadline: UInt64) {
+        guard time.clock.kind == .monotonic else { return }
+        if options.timers == .thread {
+            if let thread = time.thread {
+                if let waiting = thread.waitingUntil, waiting <= deadline { return }
+                thread.wake()
+            } else {
+                startTimerThread()
+            }
+        } else {
+            loop.dirty = true
+        }
+    }
+
+    /// Fires every timer due at or before `now`, in deadline order (arm order at
+    /// one deadline). Each firing is one outer call; the firings at one instant
+    /// count together toward `max_cascade`, past which the timers still due at
+    /// that instant are dropped. Returns how many fired.
+    @discardableResult
+    func fireDueTimers(upTo now: UInt64) -> Int {
+        var fired = 0
+        var instant: UInt64? = nil
+        while let top = time.store.peek(), top.deadline <= now {
+            if top.deadline != instant {
+                instant = top.deadline
+                cascade = CascadeState()
+            }
+            if time.clock.kind == .manual { time.clock.manual = max(time.clock.manual, top.deadline) }
+            if cascade.processed >= options.maxCascade {
+                dropTimer(top.record)
+                continue
+            }
+            time.firing = top.deadline
+            fire(top.record)
+            fired += 1
+            if !queue.isEmpty { drainQueue() }
+            if changes.any { settle() }
+            time.firing = nil
+        }
+        cascade = CascadeState()
+        return fired
+    }
+
+    private func dropTimer(_ index: Int32) {
+        let id = timerID(index)
+        let failure = UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached at one instant; timer dropped")
+        releaseFiredTimer(index)
+        guard reportingActive else { return }
+        withTimerID(id) { report(.dropped, action: nil, failure: failure, details: ReportDetails(timer: $0, aboutTimer: true)) }
+    }
+
+    /// Takes a timer out of the store as it fires: its id and place forget it.
+    private func releaseFiredTimer(_ index: Int32) {
+        let record = time.store.records[Int(index)]
+        if record.isState {
+            let place = Place(feature: record.feature, instance: record.instance)
+            let head = timerHead(place)
+            if head == index {
+                setTimerHead(place, record.next)
+            } else {
+                var previous = head
+                while previous >= 0 && time.store.records[Int(previous)].next != index { previous = time.store.records[Int(previous)].next }
+                if previous >= 0 { time.store.records.pointer(Int(previous)).pointee.next = record.next }
+            }
+        } else {
+            if let id = record.id { time.apiIDs[String(cString: id)] = nil }
+            free(record.action)
+            free(record.id)
+        }
+        time.store.free(index)
+    }
+
+    /// Fires one timer: `timer_fired`, then its actions, processed like a submit
+    /// from outside (the queue and the watches are the caller's). The timer is
+    /// gone before its actions run: they may arm it again.
+    private func fire(_ index: Int32) {
+        let record = time.store.records[Int(index)]
+        let id = timerID(index)
+        if record.isState {
+            let place = Place(feature: record.feature, instance: record.instance)
+            let key = self.key(at: place).map { String(cString: $0) }
+            releaseFiredTimer(index)
+            try? journalTimer(["timer": "fired", "id": .string(id!)])
+            fireStateTimer(record, id: id!, key: key)
+        } else {
+            let text = String(cString: record.action!)
+            let serial = record.serial
+            releaseFiredTimer(index)
+            fireAPITimer(text, id: id)
+            try? journalTimer(["timer": "fired", "serial": .int(Int64(serial))])
+        }
+    }
+
+    /// Runs `body` with a timer id as a C string (nil: anonymous).
+    private func withTimerID<R>(_ id: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+        guard let id else { return body(nil) }
+        return id.withCString { body($0) }
+    }
+
+    private func fireAPITimer(_ text: String, id: String?) {
+        withTimerID(id) { idPointer in
+            do throws(UniFlowError) {
+                try text.withCName { (c) throws(UniFlowError) in
+                    try JSONParser.withTree(c!) { (root) throws(UniFlowError) in
+                        var action = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+                        action.header.byTimer = true
+                        action.header.timer = idPointer
+                        if reportingActive { report(.timerFired, action: action.header, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+                        _ = process(action)
+                    }
+                }
+            } catch {
+                if reportingActive { report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            }
+        }
+    }
+
+    private func fireStateTimer(_ record: TimerRecord, id: String, key: String?) {
+        let timer = stateDefinition(record.state, of: record.feature).timers[Int(record.after)]
+        var timerObject: JSONObject = ["id": .string(id), "feature": .string(featureName(record.feature)),
+                                       "state": .string(stateName(record.state, feature: record.feature))]
+        if let key { timerObject["key"] = .string(key) }
+        timerObject["ms"] = .int(Int64(record.ms))
+        id.withCString { idPointer in
+            if reportingActive { report(.timerFired, action: nil, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            let readsModel = timer.submit.contains { ActionTemplate.rules(in: $0).contains { JsonLogic.mayRead($0, member: "model") } }
+            let data: JSONValue = ["model": readsModel ? modelJSON() : [:], "timer": .object(timerObject)]
+            do throws(UniFlowError) {
+                var actions = try templateActions(timer.submit, data: data, ownFeature: key.map { _ in record.feature },
+                                                  ownKey: key, path: "submit")
+                for i in actions.indices {
+                    actions[i].header.byTimer = true
+                    actions[i].header.timer = try ActionExtras.make(&actions[i].extras).own(id)
+                }
+                for action in actions { queue.append(action) }
+            } catch {
+                if reportingActive { report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            }
+        }
+    }
+
+    /// `uf_clock_advance`: fires, in deadline order, every timer due by the
+    /// manual clock plus `ms`, the clock reading each one's deadline while it
+    /// fires, then sets the clock to the end.
+    func advanceClock(by ms: UInt64) throws(UniFlowError) {
+        guard time.clock.kind == .manual else {
+            throw UniFlowError(.misuse, "uf_clock_advance needs a dispatcher made with \"clock\": \"manual\"")
+        }
+        try refuseInsideCallbacks("uf_clock_advance")
+        exclusive {
+            let end = time.clock.manual &+ ms
+            fireDueTimers(upTo: end)
+            time.clock.manual = end
+        }
+    }
+
+    // MARK: The timer thread
+
+    /// Starts the library's timer thread (the first timer armed).
+    private func startTimerThread() {
+        let thread = TimerThread()
+        time.thread = thread
+        do throws(UniFlowError) {
+            try thread.start { [self] in runTimerThread(thread) }
+        } catch {
+            time.thread = nil
+            report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: nil, aboutTimer: true))
+        }
+    }
+
+    /// The thread's loop: it holds the mutex except while it waits, and fires as
+    /// any caller processes (owner of the dispatcher, callbacks re-entrant).
+    private func runTimerThread(_ thread: TimerThread) {
+        pthread_mutex_lock(mutex)
+        while !thread.stopping {
+            guard let next = time.store.peek()?.deadline else {
+                thread.waitingUntil = nil
+                pthread_cond_wait(thread.condition, mutex)
+                continue
+            }
+            let now = time.clock.now()
+            if next > now {
+                thread.waitingUntil = next
+                var until = timespec()
+                let at = time.clock.monotonicNanoseconds(at: next)
+                until.tv_sec = Int(at / 1_000_000_000)
+                until.tv_nsec = Int(at % 1_000_000_000)
+                pthread_cond_timedwait(thread.condition, mutex, &until)
+                continue
+            }
+            thread.waitingUntil = nil
+            becomeOwner()
+            fireDueTimers(upTo: now)
+            finishOuterCall()
+            resignOwner()
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Stops the timer thread and waits for a firing under way; nothing fires after.
+    func stopTimerThread() {
+        guard let thread = time.thread else { return }
+        pthread_mutex_lock(mutex)
+        thread.stopping = true
+        thread.wake()
+        pthread_mutex_unlock(mutex)
+        thread.join()
+        time.thread = nil
+    }
+}
+

@@ -1,0 +1,292 @@
+import CUniFlow
+import Glibc
+
+/// A watch (`uf_watch`, `uf_watch_deferred`): follows a value selected from the
+/// model and is called only when it changes.
+struct WatchSlot {
+    var id: UInt64
+    var callback: HostCallback<uf_watch_fn>
+    var selector: WatchSelector
+    var deferred: Bool
+    var alive = true
+    /// Its callback is on the stack: ending it now must defer `payload_free`.
+    var running = false
+    /// The value last delivered (nil before the first delivery).
+    var delivered: JSONValue?
+    /// Deferred: the latest value waiting for `uf_loop_run`.
+    var pending: JSONValue?
+}
+
+/// A watch's selector: a JsonLogic rule over `{"model": ...}`, with what it may
+/// read worked out once.
+struct WatchSelector {
+    let rule: JSONValue
+    /// The features its literal paths name (nil: a computed path, anything).
+    let reads: Set<String>?
+    /// `{"var": "model.F.a.b"}`: the path after `model`, read straight from the model.
+    let path: [String]?
+
+    init(_ rule: JSONValue) {
+        self.rule = rule
+        reads = JsonLogic.readMembers(rule, of: "model")
+        if case .object(let object) = rule, object.count == 1, object.entries[0].key == "var" {
+            let argument = object.entries[0].value
+            let text = argument.stringValue ?? (argument.arrayValue.flatMap { $0.count == 1 ? $0[0].stringValue : nil })
+            if let text, text.hasPrefix("model."), !text.hasSuffix(".") {
+                path = text.dropFirst("model.".count).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                return
+            }
+        }
+        path = nil
+    }
+}
+
+/// What `uf_watch_event *` points to: a record on the calling thread's stack.
+struct WatchEventRecord {
+    var dispatcher: UnsafeMutableRawPointer
+    var id: UInt64
+}
+
+/// The value being delivered to a watch, and its text (valid until it returns).
+struct WatchScratch {
+    var value: JSONValue = .null
+    var previous: JSONValue?
+    var valueText: UnsafeMutablePointer<CChar>?
+    var previousText: UnsafeMutablePointer<CChar>?
+
+    mutating func reset() {
+        free(valueText)
+        free(previousText)
+        valueText = nil
+        previousText = nil
+    }
+}
+
+/// Watches (`docs/watches-and-interceptors.md`): evaluated once each outer call has
+/// finished, over the final model, and only when a feature their selector may
+/// read changed.
+extension Dispatcher {
+    /// Adds a watch and, unless it is deferred, calls it with the current value
+    /// before returning.
+    func addWatch(_ selector: WatchSelector, deferred: Bool, _ callback: HostCallback<uf_watch_fn>,
+                  identified: (UInt64) -> Void = { _ in }) throws(UniFlowError) -> UInt64 {
+        try refuseWhileClosing(deferred ? "uf_watch_deferred" : "uf_watch")
+        let id = registrations.makeID()
+        identified(id)
+        let index = registrations.watches.count
+        registrations.byID[id] = .watch(index)
+        registrations.watches.append(WatchSlot(id: id, callback: callback, selector: selector, deferred: deferred))
+        fileWatch(index)
+        let value = evaluate(watch: index)
+        if deferred {
+            registrations.watches[index].pending = value
+            noteLoopWork()
+        } else {
+            deliver(value, toWatch: index)
+        }
+        return id
+    }
+
+    /// Files a watch under the features it may read.
+    private func fileWatch(_ index: Int) {
+        guard let reads = registrations.watches[index].selector.reads else {
+            registrations.watchesOfAll.append(index)
+            hot.watchingAll = true
+            return
+        }
+        for name in reads {
+            guard let feature = featureIndex(named: name) else { continue }
+            registrations.watchesByFeature[feature, default: []].append(index)
+            hot.features.pointer(Int(feature)).pointee.watched = true
+        }
+    }
+
+    /// Features registered after a watch was made: file the watches that name them.
+    func attachWatchesToNewFeatures(from first: Int32) {
+        guard !registrations.watches.isEmpty, first < Int32(hot.features.count) else { return }
+        for feature in first..<Int32(hot.features.count) {
+            let name = featureName(feature)
+            for (i, watch) in registrations.watches.enumerated() where watch.alive && watch.selector.reads?.contains(name) == true {
+                registrations.watchesByFeature[feature, default: []].append(i)
+                hot.features.pointer(Int(feature)).pointee.watched = true
+            }
+        }
+    }
+
+    /// Ends a watch; its `payload_free` runs now, or when its callback returns.
+    func endWatch(_ index: Int) {
+        registrations.watches[index].alive = false
+        registrations.watches[index].pending = nil
+        registrations.byID[registrations.watches[index].id] = nil
+        if !registrations.watches[index].running { registrations.watches[index].callback.release() }
+        // Its slot is reclaimed when the outer call settles.
+        changes.any = true
+    }
+
+    /// Notes that a feature changed, for the watches that read it.
+    @inline(__always)
+    func noteChange(of feature: Int32) {
+        changes.any = true
+        if !changes.features.contains(feature) { changes.features.append(feature) }
+    }
+
+    /// After an outer call's cascade: evaluates the watches whose features
+    /// changed and calls those whose value changed (their submits are processed,
+    /// and the watches evaluated again, until nothing changes or the cascade limit
+    /// stops it); then frees what the call left behind.
+    func settle() {
+        while changes.everything || !changes.features.isEmpty {
+            let touched = touchedWatches()
+            changes.features.removeAll(keepingCapacity: true)
+            changes.everything = false
+            for index in touched where registrations.watches[index].alive {
+                let value = evaluate(watch: index)
+                if registrations.watches[index].deferred {
+                    if registrations.watches[index].delivered == value {
+                        registrations.watches[index].pending = nil
+                    } else {
+                        registrations.watches[index].pending = value
+                        noteLoopWork()
+                    }
+                } else if registrations.watches[index].delivered != value {
+                    deliver(value, toWatch: index)
+                }
+            }
+            if !queue.isEmpty { drainQueue() }
+        }
+        for key in changes.retiredKeys { free(key) }
+        changes.retiredKeys.removeAll()
+        if !changes.emptiedTables.isEmpty { releaseEmptyInstanceTables() }
+        compactWatches()
+        changes.any = false
+    }
+
+    /// Drops ended watches once they are many, so that adding and ending watches
+    /// for ever does not grow the lists (only between deliveries: indices move).
+    private func compactWatches() {
+        let ended = registrations.watches.reduce(0) { $0 + ($1.alive ? 0 : 1) }
+        guard ended > 16 && ended * 2 > registrations.watches.count,
+              !registrations.watches.contains(where: { $0.running }) else { return }
+        registrations.watches.removeAll { !$0.alive }
+        registrations.watchesByFeature.removeAll()
+        registrations.watchesOfAll.removeAll()
+        for f in 0..<hot.features.count { hot.features.pointer(f).pointee.watched = false }
+        hot.watchingAll = false
+        for i in registrations.watches.indices {
+            registrations.byID[registrations.watches[i].id] = .watch(i)
+            fileWatch(i)
+        }
+    }
+
+    /// The watches to evaluate, in id order.
+    private func touchedWatches() -> [Int] {
+        if changes.everything { return Array(registrations.watches.indices) }
+        var touched = Set(registrations.watchesOfAll)
+        for feature in changes.features { touched.formUnion(registrations.watchesByFeature[feature] ?? []) }
+        return touched.sorted()
+    }
+
+    /// The selector's value over the current model; `null` (reported) when the rule fails.
+    func evaluate(watch index: Int) -> JSONValue {
+        let selector = registrations.watches[index].selector
+        if let path = selector.path, let value = read(path) { return value }
+        do throws(UniFlowError) {
+            let model = JsonLogic.JSValue.object(JsonLogic.JSObject(lazy: LazyModel(self)))
+            let data = JsonLogic.JSValue.object(JsonLogic.JSObject([.init(key: "model", value: model)]))
+            return try JsonLogic.apply(selector.rule, data: data)
+        } catch {
+            reportWatch(registrations.watches[index].id, UniFlowError(.schema, "rule error: \(error.message)"))
+            return .null
+        }
+    }
+
+    /// A literal path read from the model without building it, or nil when the
+    /// path goes through something only the JsonLogic evaluator reads exactly
+    /// (an array or string member such as `length` or an index).
+    private func read(_ path: [String]) -> JSONValue? {
+        guard let feature = featureIndex(named: path[0]) else { return .null }
+        var rest = path.dropFirst()
+        var place = Place(feature: feature)
+        if let table = instanceTable(of: feature) {
+            guard let key = rest.first else { return nil }
+            rest = rest.dropFirst()
+            let slot = key.withCString { hot.instanceTables[Int(table)].find($0) }
+            guard slot >= 0 else { return .null }
+            place.instance = slot
+        }
+        let current = state(at: place)
+        guard current >= 0 else { return .null }
+        guard let first = rest.first else { return nil }
+        var value: JSONValue
+        switch first {
+        case "state": value = .string(stateName(current, feature: feature))
+        case "payload": value = .object(payload(at: place))
+        default: return .null
+        }
+        for component in rest.dropFirst() {
+            switch value {
+            case .object(let object):
+                guard let member = object[component] else { return .null }
+                value = member
+            case .null:
+                return .null
+            default:
+                return nil
+            }
+        }
+        // As JsonLogic gives a number: integral values as integers.
+        if case .double(let d) = value, d == d.rounded(.towardZero), abs(d) <= 9_007_199_254_740_992 { return .int(Int64(d)) }
+        return value
+    }
+
+    /// Calls a watch with a new value.
+    func deliver(_ value: JSONValue, toWatch index: Int) {
+        let previous = registrations.watches[index].delivered
+        registrations.watches[index].delivered = value
+        registrations.watches[index].pending = nil
+        let slot = registrations.watches[index]
+        let saved = scratch.watch
+        scratch.watch = WatchScratch(value: value, previous: previous)
+        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: slot.id)
+        registrations.watches[index].running = true
+        let result = withUnsafeMutablePointer(to: &record) { slot.callback.function(OpaquePointer($0), slot.callback.payload) }
+        registrations.watches[index].running = false
+        scratch.watch.reset()
+        scratch.watch = saved
+        if !registrations.watches[index].alive {
+            registrations.watches[index].callback.release()
+        } else if result == UF_STOP {
+            endWatch(index)
+        }
+    }
+
+    /// `uf_watch_value_json` and `uf_watch_previous_json`, made on first request.
+    func watchText(previous: Bool) -> UnsafePointer<CChar>? {
+        if previous {
+            guard let value = scratch.watch.previous else { return nil }
+            if scratch.watch.previousText == nil { scratch.watch.previousText = try? Memory.copy(value.jsonText, for: "a watch's value") }
+            return scratch.watch.previousText.map { UnsafePointer($0) }
+        }
+        if scratch.watch.valueText == nil { scratch.watch.valueText = try? Memory.copy(scratch.watch.value.jsonText, for: "a watch's value") }
+        return scratch.watch.valueText.map { UnsafePointer($0) }
+    }
+
+    /// Deferred watches with a value waiting, in id order.
+    var pendingWatches: [Int] {
+        registrations.watches.indices.filter { registrations.watches[$0].alive && registrations.watches[$0].pending != nil }
+    }
+}
+
+/// The GlobalModel as a JsonLogic object whose features are built when a rule reads them.
+private final class LazyModel: JsonLogic.LazyMembers {
+    unowned let dispatcher: Dispatcher
+
+    init(_ dispatcher: Dispatcher) { self.dispatcher = dispatcher }
+
+    func member(_ key: String) -> JSONValue? {
+        guard let feature = dispatcher.featureIndex(named: key) else { return nil }
+        return dispatcher.featureJSON(feature)
+    }
+
+    func allMembers() -> JSONObject { dispatcher.modelJSON().objectValue ?? JSONObject() }
+}

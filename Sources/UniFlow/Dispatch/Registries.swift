@@ -1,0 +1,126 @@
+import CUniFlow
+import Glibc
+
+// The dispatcher's state, grouped by what it is for. The behaviour lives in
+// `Dispatcher` extensions (Dispatcher+Subscriptions.swift, +Watches, +Interceptors,
+// +Bindings, +Reports); these are the data they share.
+
+/// Subscriptions, watches and interceptors: one id space, in which ids are never 0
+/// and never reused, and `uf_unsubscribe` ends any of them.
+struct Registrations {
+    enum Kind {
+        /// A slot in `HotStorage.subscriptions`.
+        case subscription(Int32)
+        /// An index in `watches`.
+        case watch(Int)
+        /// An index in `interceptors`.
+        case interceptor(Int)
+    }
+
+    var nextID: UInt64 = 1
+    var byID: [UInt64: Kind] = [:]
+    /// Slots of `HotStorage.subscriptions` that ended and may be reused.
+    var freeSubscriptionSlots: [Int32] = []
+    /// Subscriptions ended during a notification, removed from their lists after it.
+    var pendingRemovals: [Int32] = []
+    var notifyingDepth = 0
+    /// The list in `HotStorage.keyedLists` of each instance some `F[key]` filter
+    /// names (the instance need not live yet).
+    var keyedLists: [InstanceName: Int32] = [:]
+    var freeKeyedLists: [Int32] = []
+
+    var watches: [WatchSlot] = []
+    /// For each feature, the watches whose selector may read it (by index in `watches`).
+    var watchesByFeature: [Int32: [Int]] = [:]
+    /// Watches whose selector may read anything (a computed path).
+    var watchesOfAll: [Int] = []
+
+    var interceptors: [InterceptorSlot] = []
+
+    /// A new id.
+    mutating func makeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+}
+
+/// A feature and the key of one of its instances, as filters name them.
+struct InstanceName: Hashable {
+    var feature: Int32
+    var key: String
+}
+
+/// Model bindings and the host handlers they name.
+struct BindingRegistry {
+    /// Host handlers by name (`uf_register_handler`).
+    var handlers: [String: HostCallback<uf_handler_fn>] = [:]
+    /// Model bindings by owner feature, in declaration order (features without
+    /// bindings have no entry: most have none).
+    var byOwner: [Int32: [ActiveBinding]] = [:]
+    /// For each watched feature, the bindings whose filter names it (owner order).
+    var watchers: [Int32: [BindingReference]] = [:]
+    /// Bindings whose filter is `AnyMutation`.
+    var anyWatchers: [BindingReference] = []
+
+    /// Handlers are released in name order, so that it does not depend on hashing.
+    mutating func releaseHandlers() {
+        for name in handlers.keys.sorted() { handlers[name]!.release() }
+        handlers.removeAll()
+    }
+}
+
+/// The host's reporter (`uf_set_reporter`); nil: the built-in one.
+struct ReporterRegistry {
+    var custom: HostCallback<uf_report_fn>?
+    /// The reporter is being called: replacing it from inside itself defers its release.
+    var running = false
+    var retired: [HostCallback<uf_report_fn>] = []
+
+    mutating func releaseAll() {
+        custom?.release()
+        custom = nil
+        for i in retired.indices { retired[i].release() }
+        retired.removeAll()
+    }
+}
+
+/// What accessors read while a callback runs, and the text already handed out
+/// (valid until the callback returns or the delivery ends).
+struct CallbackScratch {
+    var delivery = MutationDelivery()
+    var via = ViaScratch()
+    var handlerCall = HandlerCallScratch()
+    var intercepted = InterceptScratch()
+    var watch = WatchScratch()
+
+    mutating func reset() {
+        delivery.reset()
+        via.reset()
+    }
+}
+
+/// The payloads of the GlobalModel (states live in `HotStorage`) and the count
+/// of applied mutations.
+struct ModelStore {
+    /// Each single feature's payload, when its `FeatureSlot.hasPayload` is set.
+    var payloads: [JSONObject?] = []
+    /// Each keyed feature's instance payloads, by `InstanceTable` and slot.
+    var instancePayloads: [[JSONObject?]] = []
+    /// Applied mutations so far (the `seq` of the last one).
+    var seq: UInt64 = 0
+}
+
+/// What the current outer call changed.
+struct ChangeLog {
+    /// Some change happened that watches may need to see.
+    var any = false
+    /// Features changed (once each), for the watches that read them.
+    var features: [Int32] = []
+    /// Every feature may have changed (a restore, a replay).
+    var everything = false
+    /// Keys of instances that ended during the call, freed when it ends: a
+    /// mutation being delivered may still show them.
+    var retiredKeys: [UnsafeMutablePointer<CChar>] = []
+    /// Instance tables that may now be empty, to release their storage.
+    var emptiedTables: [Int32] = []
+}

@@ -1,0 +1,186 @@
+import Glibc
+
+/// One armed timer (72 bytes), in `TimerStore.records`.
+struct TimerRecord {
+    var deadline: UInt64 = 0
+    /// The delay it was armed with.
+    var ms: UInt64 = 0
+    /// Arm order: ties at one deadline fire in it; an API timer's journal identity.
+    var serial: UInt64 = 0
+    /// Bumped when the record is freed: heap entries of an older generation are stale.
+    var generation: UInt32 = 0
+    var alive = false
+    var isState = false
+    /// State timers: how it is armed again from a snapshot or journal.
+    var policy: RestorePolicy = .fire
+    var resetOnUpdate = false
+    /// State timers: where, in which state, which `after[i]`.
+    var feature: Int32 = -1
+    var instance: Int32 = -1
+    var state: Int32 = -1
+    var after: Int32 = -1
+    /// The next armed state timer of the same place; the next free record when free.
+    var next: Int32 = -1
+    /// API timers: the action's JSON text and the id (nil: anonymous), malloc'd.
+    var action: UnsafeMutablePointer<CChar>?
+    var id: UnsafeMutablePointer<CChar>?
+}
+
+/// A heap entry: when, in what order, which record (of which generation).
+struct TimerHeapEntry {
+    var deadline: UInt64
+    var serial: UInt64
+    var record: Int32
+    var generation: UInt32
+
+    @inline(__always)
+    static func < (a: TimerHeapEntry, b: TimerHeapEntry) -> Bool {
+        a.deadline < b.deadline || (a.deadline == b.deadline && a.serial < b.serial)
+    }
+}
+
+/// Every armed timer of a dispatcher: records in a slab with a free list, and a
+/// binary min-heap by (deadline, arm order). Disarming marks a record free at
+/// once; its heap entry goes stale (its generation no longer matches) and is
+/// skipped or compacted away, so arming and disarming are O(log n) and never
+/// search. Flat and trivially copyable, like `HotStorage`: arming a state timer
+/// on the hot path allocates nothing once the tables have grown.
+struct TimerStore {
+    var records = UnsafeVector<TimerRecord>()
+    private var heap = UnsafeVector<TimerHeapEntry>()
+    private var freeRecords: Int32 = -1
+    private(set) var live = 0
+    private var nextSerial: UInt64 = 1
+
+    /// Arms a timer; returns its record. `record` is filled in but for the
+    /// bookkeeping fields.
+    mutating func arm(_ record: TimerRecord) throws(UniFlowError) -> Int32 {
+        try heap.reserve(1)
+        let index: Int32
+        if freeRecords >= 0 {
+            index = freeRecords
+            freeRecords = records[Int(index)].next
+        } else {
+            try records.append(TimerRecord())
+            index = Int32(records.count - 1)
+        }
+        var armed = record
+        armed.alive = true
+        armed.serial = nextSerial
+        nextSerial += 1
+        armed.generation = records[Int(index)].generation
+        records[Int(index)] = armed
+        push(TimerHeapEntry(deadline: armed.deadline, serial: armed.serial, record: index, generation: armed.generation))
+        live += 1
+        if heap.count > 1024 && heap.count > live * 3 { compact() }
+        return index
+    }
+
+    /// Disarms a timer and frees its record (its strings are the caller's to free first).
+    mutating func free(_ index: Int32) {
+        let record = records.pointer(Int(index))
+        guard record.pointee.alive else { return }
+        record.pointee = TimerRecord(generation: record.pointee.generation &+ 1, next: freeRecords)
+        freeRecords = index
+        live -= 1
+    }
+
+    /// Marks a timer dead without freeing its record, so that a rolled-back
+    /// batch can make it live again (`revive`).
+    mutating func suspend(_ index: Int32) {
+        guard records[Int(index)].alive else { return }
+        records.pointer(Int(index)).pointee.alive = false
+        live -= 1
+    }
+
+    mutating func revive(_ index: Int32) {
+        guard !records[Int(index)].alive else { return }
+        records.pointer(Int(index)).pointee.alive = true
+        live += 1
+    }
+
+    /// Frees a record `suspend` left (once the batch holds).
+    mutating func release(suspended index: Int32) {
+        let record = records.pointer(Int(index))
+        guard !record.pointee.alive else { return }
+        record.pointee = TimerRecord(generation: record.pointee.generation &+ 1, next: freeRecords)
+        freeRecords = index
+    }
+
+    /// The soonest live timer, stale entries dropped on the way.
+    mutating func peek() -> TimerHeapEntry? {
+        while let top = heap.count > 0 ? heap[0] : nil {
+            let record = records[Int(top.record)]
+            if record.alive && record.generation == top.generation && record.serial == top.serial { return top }
+            popTop()
+        }
+        return nil
+    }
+
+    /// Removes the entry `peek` returned.
+    mutating func pop() { popTop() }
+
+    /// Live records in deadline order (for listings and snapshots).
+    func sortedLive() -> [Int32] {
+        var entries: [TimerHeapEntry] = []
+        for i in 0..<records.count where records[i].alive {
+            entries.append(TimerHeapEntry(deadline: records[i].deadline, serial: records[i].serial, record: Int32(i), generation: 0))
+        }
+        entries.sort(by: <)
+        return entries.map(\.record)
+    }
+
+    // MARK: Heap
+
+    private mutating func push(_ entry: TimerHeapEntry) {
+        try! heap.append(entry)  // reserved by `arm`
+        var i = heap.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            if !(heap[i] < heap[parent]) { break }
+            let swap = heap[i]
+            heap[i] = heap[parent]
+            heap[parent] = swap
+            i = parent
+        }
+    }
+
+    private mutating func popTop() {
+        let last = heap[heap.count - 1]
+        heap.truncate(to: heap.count - 1)
+        guard heap.count > 0 else { return }
+        heap[0] = last
+        var i = 0
+        while true {
+            let left = 2 * i + 1, right = left + 1
+            var smallest = i
+            if left < heap.count && heap[left] < heap[smallest] { smallest = left }
+            if right < heap.count && heap[right] < heap[smallest] { smallest = right }
+            if smallest == i { break }
+            let swap = heap[i]
+            heap[i] = heap[smallest]
+            heap[smallest] = swap
+            i = smallest
+        }
+    }
+
+    /// Rebuilds the heap from the live records (too many stale entries).
+    private mutating func compact() {
+        heap.truncate(to: 0)
+        for i in 0..<records.count where records[i].alive {
+            let r = records[i]
+            push(TimerHeapEntry(deadline: r.deadline, serial: r.serial, record: Int32(i), generation: r.generation))
+        }
+    }
+
+    mutating func deallocate() {
+        for i in 0..<records.count {
+            Glibc.free(records[i].action)
+            Glibc.free(records[i].id)
+        }
+        records.deallocate()
+        heap.deallocate()
+        freeRecords = -1
+        live = 0
+    }
+}
