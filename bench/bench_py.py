@@ -119,7 +119,7 @@ class Transitions(Scenario):
 
 
 class Uniflow(Scenario):
-    """The public API as SPEC section 8 shows it: d.transition(feature, into=, from_=)."""
+    """The public API as docs/python-guide.md shows it: d.transition(feature, into=, from_=)."""
 
     name = "py_uniflow"
 

@@ -36,8 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     after);
         if (status == UF_ESCHEMA) {
             const char *message = uf_last_error();
-            /* SPEC 2: the path always starts at features[i]; only a top-level value
-             * of the wrong kind ("definitions must be an object ...") has none. */
+            /* The path always starts at features[i] (docs/definitions.md); only a
+             * top-level value of the wrong kind ("definitions must be an object ...")
+             * has none. */
             FUZZ_ASSERT(strncmp(message, "features", 8) == 0 || strncmp(message, "definitions", 11) == 0,
                         "UF_ESCHEMA message without a path: %s", message);
         }

@@ -1,10 +1,10 @@
 /*
- * fuzz_subscribe.c — uf_subscribe's filter expressions (SPEC 4.5).
+ * fuzz_subscribe.c — uf_subscribe's filter expressions (docs/filters.md).
  *
  * The input is a filter. The target subscribes with it on a dispatcher holding
  * the fixed definitions, runs a fixed script that makes every kind of mutation
  * of every feature, and compares what the subscriber received with a reference
- * matcher written here from the SPEC's table (a differential test): a filter the
+ * matcher written here from the table of docs/filters.md (a differential test): a filter the
  * reference parses must subscribe, one it does not must be UF_ESCHEMA or
  * UF_ENOTFOUND, and the subscriber must see exactly the mutations the reference
  * matches. Then: uf_unsubscribe works once and is UF_ENOTFOUND after, and the

@@ -28,7 +28,7 @@ private func summary(_ r: ActionRequest) -> String {
 }
 
 @Suite struct ActionDecodingTests {
-    /// The twelve forms of SPEC section 3, in its table's order.
+    /// The twelve action forms, in the order of docs/actions.md's table.
     @Test(arguments: [
         (#"{"kind":"initialize","feature":"F","into":"S"}"#, "initialize F into=S"),
         (#"{"kind":"initialize","feature":"F","into":"S","payload":{"p":1}}"#, #"initialize F into=S payload={"p":1}"#),

@@ -2,7 +2,7 @@ import CUniFlow
 import Testing
 @testable import UniFlow
 
-/// The twelve action forms of SPEC 3 and their preconditions.
+/// The twelve action forms and their preconditions (docs/actions.md).
 @Suite struct ActionForms {
     private func harness() -> Harness { Harness(Seeds.fileDownloading, Seeds.toggle) }
 

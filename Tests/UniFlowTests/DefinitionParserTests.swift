@@ -1,7 +1,7 @@
 import Testing
 @testable import UniFlow
 
-/// The definition of SPEC section 2, used as the well-formed base of these tests.
+/// The FileDownloading definition of docs/definitions.md, used as the well-formed base of these tests.
 private let fileDownloading = #"""
 {
   "feature": "FileDownloading",

@@ -4,7 +4,7 @@ import Testing
 @testable import UniFlow
 
 /// Errors in files name the file first, whatever the error: unreadable, not
-/// UTF-8, not JSON (SPEC 2, "JSON input everywhere"; SPEC 10, journals).
+/// UTF-8, not JSON (docs/definitions.md, "JSON input, everywhere"; docs/journal.md).
 @Suite struct FileInput {
 
     @Test func aDefinitionFileThatIsNotUTF8NamesTheFileLineAndColumn() {

@@ -8,7 +8,7 @@ private func expectRefused(_ text: String, _ message: String, sourceLocation: So
 }
 
 @Suite struct FilterExpressionTests {
-    /// Every form of SPEC 4.5, written compactly and with blanks around every token.
+    /// Every filter form (docs/filters.md), written compactly and with blanks around every token.
     @Test(arguments: [
         ("AnyMutation", " AnyMutation\t", FilterExpression(form: .anyMutation)),
         ("AnyMutationOf<F>", "AnyMutationOf < F >", FilterExpression(form: .anyMutationOf, feature: "F")),

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import UniFlow
 
-/// `uf_graph_dot` (SPEC 10): features as Graphviz DOT, driven through the C API.
+/// `uf_graph_dot` (docs/cli.md, "graph"): features as Graphviz DOT, driven through the C API.
 @Suite struct Graphs {
     static let toggle = """
     {"feature": "Toggle", "description": "A \\"switch\\"", "states": {"Off": {}, "On": {"fields": {"level": {"type": "integer", "default": 1}}}},

@@ -3,9 +3,9 @@ import Glibc
 import Testing
 @testable import UniFlow
 
-/// SPEC 10, journal: `uf_replay_file` "ends with the model the journaling dispatcher
-/// had", and a replay after a crash gives an applied prefix — of actions, and so of
-/// batches, which apply "every action in order or none".
+/// The journal (docs/journal.md): `uf_replay_file` ends with the model the
+/// journaling dispatcher had, and a replay after a crash gives an applied prefix —
+/// of actions, and so of batches, which apply every action in order or none.
 ///
 /// Every dispatcher that opens a journal is a session of its own, which starts
 /// from an empty model: a second dispatcher that appends without replaying first

@@ -5,8 +5,8 @@ import Testing
 
 /// Issue 3, "What it must show": ordering across features and within a feature,
 /// bindings that cascade across three features, every failure of a binding
-/// (a handler returning -1 in `then`), and SPEC 6's "Registration checks shapes
-/// (rules included) before names".
+/// (a handler returning -1 in `then`), and registration checking shapes (rules
+/// included) before names (docs/bindings.md, "Registration checks").
 @Suite struct ModelBindingOrder {
     /// Three features whose bindings all watch `Source`; each binding records its
     /// name through a `then.call` handler. `Late` is registered first but declares
@@ -131,9 +131,10 @@ import Testing
     }
 
     /// FAILING today: UF_EEXISTS ("features[0]: feature 'Toggle' is already
-    /// registered") wins over the binding's missing `then`. SPEC 6: "Registration
-    /// checks shapes (rules included) before names (filters, handlers), as section 3
-    /// does for actions" — and a malformed `initial` already wins over UF_EEXISTS.
+    /// registered") wins over the binding's missing `then`. Registration checks shapes
+    /// (rules included) before names (filters, handlers), as actions are checked
+    /// (docs/bindings.md, "Registration checks") — and a malformed `initial` already
+    /// wins over UF_EEXISTS.
     @Test func aMalformedBindingIsASchemaErrorEvenWhenTheFeatureNameIsTaken() {
         let h = Harness(Seeds.toggle)
         let bad = #"{"feature":"Toggle","states":{"On":{}},"bindings":[{"when":"AnyMutation"}]}"#
@@ -143,8 +144,9 @@ import Testing
         #expect(uf_register(h.d, #"{"feature":"Toggle","states":{"On":{}},"initial":["Nope"]}"#) == UF_ESCHEMA)
     }
 
-    /// SPEC 6: "A feature's bindings are active from its initialization to its
-    /// deinitialization, both included (they see their own feature's init and deinit)."
+    /// A feature's bindings are active from its initialization to its
+    /// deinitialization, both included: they see their own feature's init and deinit
+    /// (docs/bindings.md, "When bindings run").
     @Test func aFeaturesBindingsSeeItsOwnInitializationAndDeinitialization() {
         let h = Harness("""
         [{"feature": "Log", "states": {"Count": {"fields": {"n": "integer"}}}},

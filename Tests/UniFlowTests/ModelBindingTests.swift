@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import UniFlow
 
-/// Model bindings declared in definitions (SPEC 6).
+/// Model bindings declared in definitions (docs/bindings.md).
 @Suite struct ModelBindings {
     static let downloads = """
     {"feature": "FileDownloading",

@@ -1,7 +1,7 @@
 import Testing
 @testable import UniFlow
 
-/// FileDownloading of SPEC section 2, plus a state with one field of every type (`Seeds`).
+/// FileDownloading (docs/definitions.md), plus a state with one field of every type (`Seeds`).
 private func fileDownloading() throws -> FeatureDefinition {
     let json = try JSONParser.parse(Seeds.typedFileDownloading)
     return try DefinitionParser.parse(json)[0]

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import UniFlow
 
-/// Processing order, queueing, the cascade limit, reports and re-entrancy (SPEC 7).
+/// Processing order, queueing, the cascade limit, reports and re-entrancy (docs/processing.md).
 @Suite struct Processing {
     @Test func aRejectedActionIsReportedAndNotifiesNobody() {
         let h = Harness(Seeds.toggle)

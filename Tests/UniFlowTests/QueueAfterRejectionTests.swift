@@ -2,8 +2,9 @@ import CUniFlow
 import Testing
 @testable import UniFlow
 
-/// SPEC 7.4: "A rejected action changes nothing and notifies no binding and no
-/// subscriber; it is reported. Actions it queued before it was rejected stay queued."
+/// A rejected action changes nothing and notifies no binding and no subscriber; it
+/// is reported. Actions it queued before it was rejected stay queued
+/// (docs/processing.md, "One action, step by step").
 @Suite struct QueueAfterRejection {
     @Test(arguments: [(Int32(1), UF_REJECTED, "Toggle: the via callback declined the action"),
                       (Int32(-1), UF_ECALLBACK, "Toggle: the via callback failed (returned -1)")])
@@ -23,9 +24,9 @@ import Testing
     }
 }
 
-/// SPEC 7.5: on the processing thread "subscribe, unsubscribe, register, handlers
-/// and the reporter act immediately (a subscription added inside a via already sees
-/// the mutation that via is building)".
+/// On the processing thread, subscribe, unsubscribe, register, handlers and the
+/// reporter act immediately: a subscription added inside a via already sees the
+/// mutation that via is building (docs/processing.md, "Queued actions").
 @Suite struct CallsInsideAVia {
     @Test func aSubscriptionAddedInsideAViaSeesTheMutationTheViaBuilds() {
         let h = Harness(Seeds.main)

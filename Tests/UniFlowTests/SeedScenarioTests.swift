@@ -2,8 +2,9 @@ import CUniFlow
 import Testing
 @testable import UniFlow
 
-/// The seed's own scenarios, through the C API.
-@Suite struct SeedScenarios {
+/// The scenarios of the original Swift UniFlow library (a file download, the
+/// arithmetic Main, a search), through the C API.
+@Suite struct OriginalUniFlowScenarios {
     @Test func fileDownloadingRunsFromStartToFinish() {
         let h = Harness(Seeds.fileDownloading)
         let recorder = h.record("AnyMutationOf<FileDownloading>")

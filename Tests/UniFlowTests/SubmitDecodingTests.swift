@@ -4,8 +4,8 @@ import Testing
 
 // `uf_submit` reads an action straight from jansson's tree (`BorrowedAction`);
 // batches and binding templates decode a `JSONValue` (`ActionRequest`). Both must
-// give every action the same outcome: the same status, the same message (SPEC 3's
-// order: JSON, shape, names, payload) and the same resulting model. Each case runs
+// give every action the same outcome: the same status, the same message (checked in the
+// order of docs/actions.md: JSON, shape, names, payload) and the same resulting model. Each case runs
 // both ways, on two dispatchers in the same starting state.
 
 private let definitions = "[\(Seeds.toggle), \(Seeds.typedFileDownloading)]"

@@ -3,7 +3,7 @@ import Testing
 @testable import UniFlow
 
 @Suite struct Subscriptions {
-    /// Each filter of SPEC 4.5 against the same six mutations.
+    /// Each filter form (docs/filters.md) against the same six mutations.
     @Test(arguments: [
         ("AnyMutation", [1, 2, 3, 4, 5, 6]),
         ("AnyMutationOf<FileDownloading>", [1, 2, 3, 4, 5]),

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import UniFlow
 
-/// Batches, snapshots and journals (SPEC 10).
+/// Batches, snapshots and journals (docs/actions.md#batches, docs/journal.md).
 @Suite struct Transactions {
     @Test func aBatchWhoseThirdActionIsRejectedChangesNothingAndNotifiesNobody() {
         let h = Harness(Seeds.fileDownloading, Seeds.toggle)

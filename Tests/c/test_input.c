@@ -1,7 +1,7 @@
 /*
  * test_input.c — hostile input: every bad text gets its status and a specific
- * message, never a crash, and leaves the model as it was (SPEC 2 "JSON input
- * everywhere", 3, 4.3).
+ * message, never a crash, and leaves the model as it was (docs/definitions.md
+ * "JSON input, everywhere", docs/actions.md, uf_dispatch in uniflow.h).
  *
  * Malformed JSON with line and column, input nested 100,000 levels deep, a
  * definition of several megabytes, invalid UTF-8 in names and payloads, numbers

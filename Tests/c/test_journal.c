@@ -1,6 +1,6 @@
 /*
- * test_journal.c — a journal that cannot be written (SPEC 10 and the header's
- * uf_dispatcher_new options): the journal is written ahead, so an action, a batch,
+ * test_journal.c — a journal that cannot be written (docs/journal.md and the
+ * header's uf_dispatcher_new options): the journal is written ahead, so an action, a batch,
  * a restore or a registration whose line cannot be written fails with UF_EIO,
  * names the journal and the reason, notifies nobody but the reporter and changes
  * nothing; the file keeps no partial line, and once writing works again the

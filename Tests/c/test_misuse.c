@@ -5,7 +5,7 @@
  * and the argument, never a crash), unknown and stale subscription ids,
  * uf_dispatcher_free from inside the dispatcher's own callbacks, subscribers that
  * end subscriptions while being notified, and the rule that every payload_free
- * runs exactly once (header "Conventions"; SPEC 4.4-4.6).
+ * runs exactly once (uniflow.h "Conventions"; docs/processing.md, "payload_free").
  */
 #include "check.h"
 

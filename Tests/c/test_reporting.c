@@ -1,5 +1,5 @@
 /*
- * test_reporting.c — the reporter (SPEC 4.6, 7).
+ * test_reporting.c — the reporter (docs/processing.md, "Reports").
  *
  * A custom reporter gets processed, rejected and dropped reports as exact JSON;
  * a cycle of subscribers is stopped by max_cascade without hanging the host;
@@ -278,9 +278,9 @@ static void the_built_in_reporter_is_silent_by_default(void) {
     CHECK(d == NULL);
 }
 
-/* Issue 3 / SPEC 6: with reporting "verbose" the built-in reporter prints each
- * binding in the seed's BDD form, `[scenario] WHEN <filter>, GIVEN <spec or rule>,
- * THEN <spec or action>.` — skipped bindings included. */
+/* Issue 3: with reporting "verbose" the built-in reporter prints each binding as a
+ * given-when-then sentence, `[scenario] WHEN <filter>, GIVEN <spec or rule>,
+ * THEN <spec or action>.` — skipped bindings included (docs/bindings.md). */
 static void the_built_in_reporter_prints_bindings_in_bdd_form_when_verbose(void) {
     static const char *const definition =
         "{\"feature\":\"Toggle\",\"states\":{\"Off\":{},\"On\":{}},\"initial\":[\"Off\"],"

@@ -1,8 +1,9 @@
 /*
- * test_seed.c — the seed's scenarios, driven from C.
+ * test_seed.c — the scenarios of the original Swift UniFlow library, driven from C.
  *
  * Given a model, when an action is submitted, then this mutation and this state:
- * every mutation's JSON and the whole GlobalModel are compared exactly (SPEC 5).
+ * every mutation's JSON and the whole GlobalModel are compared exactly
+ * (formats in docs/processing.md and docs/journal.md).
  * The definitions are written out here rather than read from examples/definitions,
  * so that bindings added to the examples later cannot change these scenarios.
  */

@@ -1,5 +1,5 @@
 /*
- * test_threads.c — many threads, one dispatcher (SPEC 7.5).
+ * test_threads.c — many threads, one dispatcher (docs/processing.md, "Threads").
  *
  * Four threads submit 100,000 actions each through uf_dispatch with prepared
  * structs. Every action must be accounted for (applied + rejected == submitted,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# End-to-end tests of the `uniflow` command (SPEC section 10).
+# End-to-end tests of the `uniflow` command (docs/cli.md).
 #
 #   Tests/cli/run.sh BUILD_BIN_DIR           BUILD_BIN_DIR holds the built `uniflow`
 #   UPDATE=1 Tests/cli/run.sh BUILD_BIN_DIR  rewrites expected/ from what it prints now

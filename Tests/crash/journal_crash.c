@@ -1,5 +1,5 @@
 /*
- * The journal's crash test (SPEC 10): a writer applies actions with the journal on
+ * The journal's crash test (docs/journal.md): a writer applies actions with the journal on
  * and is killed with SIGKILL at a random moment; replaying its journal must give
  * the model of an applied prefix, never a partial action.
  *

@@ -31,8 +31,8 @@
 extern "C" {
 #endif
 
-/* A subscriber that receives each mutation (section 5.1 of the contract:
- * {"seq", "kind", "feature", "old", "new", "action"}) as a jansson object.
+/* A subscriber that receives each mutation (as uf_mutation_json() in uniflow.h
+ * writes it: {"seq", "kind", "feature", "old", "new", "action"}) as a jansson object.
  * `mutation` is borrowed: valid until the subscriber returns; json_incref() it to
  * keep it longer. Returns UF_STOP to end the subscription, anything else
  * (UF_KEEP) to keep it. Runs on the thread that processes the action and may

@@ -1,6 +1,6 @@
 /*
  * uniflow — check, draw, run and replay libuniflow feature definitions from the
- * command line (SPEC section 10). A thin program over the public C API: every
+ * command line (docs/cli.md). A thin program over the public C API: every
  * decision about definitions, actions and journals is the library's.
  *
  *   uniflow check DEFS...

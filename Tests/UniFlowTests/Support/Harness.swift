@@ -114,7 +114,9 @@ let releaseBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { payload in
     (object as? Freeable)?.freed.count += 1
 }
 
-/// The seed's features as JSON.
+/// The features the tests share, as JSON: those of the original UniFlow
+/// scenarios (FileDownloading, the arithmetic Main, Search), a Toggle, and
+/// FileDownloading with a state of every field type.
 enum Seeds {
     static let fileDownloading = """
     {"feature": "FileDownloading",
@@ -140,7 +142,7 @@ enum Seeds {
     {"feature": "Toggle", "states": {"Off": {}, "On": {}}}
     """
 
-    /// FileDownloading of SPEC section 2 plus `Typed`, a state with one optional
+    /// FileDownloading (docs/definitions.md) plus `Typed`, a state with one optional
     /// field of every type, for payload checks.
     static let typedFileDownloading = #"""
     {"feature": "FileDownloading",
