@@ -1,5 +1,5 @@
 /// Action templates in a binding's `then.submit`: any object whose only key is
-/// `$` is replaced by its rule's value before the action is queued (SPEC 6).
+/// `$` is replaced by its rule's value before the action is queued (`docs/bindings.md`).
 enum ActionTemplate {
     /// Refuses, at registration, rules inside the template that could never run.
     static func validateRules(in template: JSONValue, path: String) throws(UniFlowError) {

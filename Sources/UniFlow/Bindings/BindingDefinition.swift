@@ -1,4 +1,4 @@
-/// A model binding as declared in a feature's definition (SPEC 6):
+/// A model binding as declared in a feature's definition (`docs/bindings.md`):
 /// `when` a mutation matches, `given` clauses hold, `then` call and/or submit.
 struct BindingDefinition: Sendable {
     /// One `given` clause, evaluated in order.
@@ -31,7 +31,7 @@ struct BindingDefinition: Sendable {
         return text + ", THEN \(thenLabel)"
     }
 
-    /// The seed's BDD form, for the verbose reporter.
+    /// The binding as a BDD sentence (`[scenario] WHEN ..., GIVEN ..., THEN ...`), for the verbose reporter.
     var sentence: String {
         var text = scenario.map { "[\($0)] " } ?? ""
         text += "WHEN \(when.text)"

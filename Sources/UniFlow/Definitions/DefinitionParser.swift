@@ -1,4 +1,4 @@
-/// Validates feature definitions (SPEC section 2) and builds `FeatureDefinition`s.
+/// Validates feature definitions (`docs/definitions.md`) and builds `FeatureDefinition`s.
 ///
 /// Every error is `UF_ESCHEMA` with a message that starts with the path of the
 /// offending element (`features[1].states.InProgress.fields.progress: unknown type

@@ -1,7 +1,7 @@
 import Glibc
 
 /// An append-only file of JSON lines: a header per registration, then every
-/// applied mutation (SPEC 10). A line counts only once its newline is written,
+/// applied mutation (`docs/journal.md`). A line counts only once its newline is written,
 /// so a crash can leave at most one torn last line, which opening cuts off.
 ///
 /// Each dispatcher that opens the file is a session with an id of its own, named

@@ -9,7 +9,7 @@ extension FilterExpression {
     /// one feature` when its two states belong to different features.
     static func parse(_ text: String) throws(UniFlowError) -> FilterExpression {
         var scanner = FilterScanner(text)
-        // Only a NULL filter means AnyMutation (SPEC 4.5): an empty one is a mistake.
+        // Only a NULL filter means AnyMutation: an empty one is a mistake.
         guard !scanner.atEnd else { throw scanner.failure("empty filter") }
         let formName = try scanner.name(what: "a filter name")
         guard let form = Form(rawValue: formName) else {
