@@ -47,7 +47,9 @@ extension Dispatcher {
     /// it); returns nil, having changed nothing, otherwise.
     @inline(__always)
     private func dispatchFast(_ pointer: UnsafePointer<uf_action>) -> Int32? {
-        // Read in place: the caller's struct stays put for the whole call.
+        // Read in place: the caller's struct stays put for the whole call. Only
+        // scalars are kept on the way; an `ActionHeader` is made only for an
+        // interceptor, and the delivery points at the caller's struct.
         let a = pointer.pointee
         let kind: ActionKind
         switch a.kind {
@@ -63,95 +65,91 @@ extension Dispatcher {
         let slot = hot.features.pointer(Int(feature))
 
         // Where it acts: the feature, or the live instance its key names.
-        var header = ActionHeader(kind: kind, feature: feature)
-        var place = Place(feature: feature)
+        let table = slot.pointee.instances
+        var instance: Int32 = -1
         let current: Int32
         var instanceList: Int32 = -1
         var key: UnsafePointer<CChar>? = nil
         var armedTimers: Int32
-        if slot.pointee.instances >= 0 {
+        if table >= 0 {
             guard let given = a.key, kind == .transition || kind == .send else { return nil }
-            let table = hot.instanceTables.pointer(Int(slot.pointee.instances))
-            place.instance = table.pointee.find(given)
-            guard place.instance >= 0 else { return nil }
-            let instance = table.pointee.slots[Int(place.instance)]
-            guard !instance.hasPayload else { return nil }
-            current = instance.state
-            instanceList = instance.subscribers
-            key = UnsafePointer(instance.key)
-            armedTimers = instance.timers
-            header.key = given
+            let instances = hot.instanceTables.pointer(Int(table))
+            instance = instances.pointee.find(given)
+            guard instance >= 0 else { return nil }
+            let found = instances.pointee.slots[Int(instance)]
+            guard !found.hasPayload else { return nil }
+            current = found.state
+            instanceList = found.subscribers
+            key = UnsafePointer(found.key)
+            armedTimers = found.timers
         } else {
             guard a.key == nil, !slot.pointee.hasPayload else { return nil }
             current = slot.pointee.state
             armedTimers = slot.pointee.timers
         }
 
+        var from: Int32 = -1
+        var into: Int32 = -1
+        var event: Int32 = -1
         var actualizes = false
-        switch kind {
-        case .send:
-            guard let event = a.event, a.from == nil, a.into == nil, a.same == 0, current >= 0 else { return nil }
-            header.event = hot.findEvent(event, of: feature)
-            header.eventName = event
-            guard let target = firstTarget(header.event, feature: slot.pointee, current: current) else { return nil }
-            header.into = target.into
+        if kind == .send {
+            guard let name = a.event, a.from == nil, a.into == nil, a.same == 0, current >= 0 else { return nil }
+            event = hot.findEvent(name, of: feature)
+            guard let target = firstTarget(event, feature: slot.pointee, current: current) else { return nil }
+            into = target.into
             actualizes = target.actualize && target.into == current
-        default:
+        } else {
             guard a.event == nil else { return nil }
-            if let from = a.from {
+            if let name = a.from {
                 if kind == .initialize { return nil }
-                header.from = hot.findState(from, of: feature)
-                guard header.from >= 0 else { return nil }
+                from = hot.findState(name, of: feature)
+                guard from >= 0 else { return nil }
             }
-            if let into = a.into {
+            if let name = a.into {
                 if kind == .deinitialize { return nil }
-                header.into = hot.findState(into, of: feature)
-                guard header.into >= 0 else { return nil }
+                into = hot.findState(name, of: feature)
+                guard into >= 0 else { return nil }
             } else if kind != .deinitialize {
                 return nil
             }
-            if a.same != 0 {
-                if kind != .transition || header.from >= 0 { return nil }
-                header.same = true
-            }
+            if a.same != 0 && (kind != .transition || from >= 0) { return nil }
         }
-        if header.into >= 0 && stateSlot(header.into, of: slot.pointee).hasFields { return nil }
+        if into >= 0 && stateSlot(into, of: slot.pointee).hasFields { return nil }
 
         let mutationKind: MutationKind
         switch kind {
         case .initialize:
-            guard current < 0, stateSlot(header.into, of: slot.pointee).isInitial else { return nil }
+            guard current < 0, stateSlot(into, of: slot.pointee).isInitial else { return nil }
             mutationKind = .initialization
         case .transition:
-            if header.from >= 0 {
-                guard current == header.from else { return nil }
+            if from >= 0 {
+                guard current == from else { return nil }
             } else {
-                guard current >= 0, current != header.into || header.same else { return nil }
+                guard current >= 0, current != into || a.same != 0 else { return nil }
             }
-            guard hot.allowsTransition(slot.pointee, from: current, into: header.into) else { return nil }
+            guard hot.allowsTransition(slot.pointee, from: current, into: into) else { return nil }
             mutationKind = .transition
         case .send:
             mutationKind = actualizes ? .actualization : .transition
         default:
-            guard current >= 0, header.from < 0 || current == header.from else { return nil }
+            guard current >= 0, from < 0 || current == from else { return nil }
             mutationKind = .deinitialization
         }
         // Bindings that watch this kind of mutation of this feature need the general path.
         guard (slot.pointee.bindingKinds | hot.anyBindingKinds) & mutationKind.bit == 0 else { return nil }
 
         // The precondition holds: interceptors, then apply, then notify.
-        header.scope = a.scope
-        header.context = a.context
-        header.id = a.id
         cascade.processed += 1
-        if interceptorsApply(to: feature), let failure = intercept(header, current: current, payload: nil) {
+        let action = HotAction(action: pointer, kind: kind, feature: feature, from: from, into: into, event: event)
+        if slot.pointee.intercepted || hot.interceptingAll,
+           let failure = intercept(action.header, current: current, payload: nil) {
             return fail(failure)
         }
         // An interceptor may have registered or subscribed, which can move the tables.
         let applied = hot.features.pointer(Int(feature))
-        let newState = mutationKind == .deinitialization ? -1 : header.into
-        if place.instance >= 0 {
-            hot.instanceTables.pointer(Int(applied.pointee.instances)).pointee.slots.pointer(Int(place.instance)).pointee.state = newState
+        let newState = mutationKind == .deinitialization ? -1 : into
+        if instance >= 0 {
+            hot.instanceTables.pointer(Int(table)).pointee.slots.pointer(Int(instance)).pointee.state = newState
         } else {
             applied.pointee.state = newState
         }
@@ -160,11 +158,11 @@ extension Dispatcher {
                                     feature: feature, oldState: current, newState: newState, key: key)
         if applied.pointee.watched || hot.watchingAll { noteChange(of: feature) }
         if armedTimers >= 0 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
-            stateChanged(at: place, kind: mutationKind, from: current, into: newState)
+            stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, from: current, into: newState)
         }
-        scratch.delivery.action = header
+        scratch.delivery.hotAction = action
         deliver(&record, instanceList: instanceList)
-        scratch.delivery.reset()
+        scratch.delivery.resetHot()
         return Status.ok.rawValue
     }
 

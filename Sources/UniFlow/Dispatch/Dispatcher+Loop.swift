@@ -49,7 +49,7 @@ extension Dispatcher {
     func capture(_ record: MutationRecord, for subscription: Int32) {
         var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
                                         record: record, oldPayload: scratch.delivery.oldPayload,
-                                        newPayload: scratch.delivery.newPayload, action: scratch.delivery.action)
+                                        newPayload: scratch.delivery.newPayload, action: scratch.delivery.actionHeader)
         do throws(UniFlowError) {
             if var action = delivery.action {
                 action.via = nil

@@ -185,7 +185,7 @@ extension Dispatcher {
         if let key = record.key { object["key"] = .string(String(cString: key)) }
         object["old"] = side(record.oldState, delivery.oldPayload)
         object["new"] = side(record.newState, delivery.newPayload)
-        if let action = delivery.action { object["action"] = .object(actionDescription(action)) }
+        if let action = delivery.actionHeader { object["action"] = .object(actionDescription(action)) }
         return .object(object)
     }
 }

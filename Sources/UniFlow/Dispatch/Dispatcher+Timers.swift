@@ -467,7 +467,9 @@ extension Dispatcher {
         let thread = TimerThread()
         time.thread = thread
         do throws(UniFlowError) {
-            try thread.start { [self] in runTimerThread(thread) }
+            // Unowned: the dispatcher outlives the thread (free joins it first), and a
+            // forked child, where the thread does not exist, must still be able to free it.
+            try thread.start { [unowned self] in runTimerThread(thread) }
         } catch {
             time.thread = nil
             report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: nil, aboutTimer: true))

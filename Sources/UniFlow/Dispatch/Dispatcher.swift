@@ -21,7 +21,7 @@ final class Dispatcher {
     private let owner = Atomic<UInt>(0)
     /// The process's fork count when the dispatcher was made: in a child, the
     /// dispatcher is a copy whose threads and lock owner stayed in the parent.
-    private let forkGeneration = ForkGuard.generation
+    private let forkGeneration = ForkGuard.generationAtCreation
 
     // MARK: The model and its definitions
 
@@ -239,15 +239,20 @@ final class Dispatcher {
 /// mutex may be held by a thread that does not exist in the child.
 enum ForkGuard {
     private static let counter = Atomic<Int>(0)
+    /// Registers the counter with `pthread_atfork`, once, when the first
+    /// dispatcher is made (so that reading it, on every call, costs one load).
     private static let registered: Bool = {
         pthread_atfork(nil, nil) { ForkGuard.counter.add(1, ordering: .relaxed) }
         return true
     }()
 
-    /// How many forks this process has gone through (registering the counter on first use).
-    @inline(__always)
-    static var generation: Int {
+    /// The fork count when a dispatcher is made (registering the counter first).
+    static var generationAtCreation: Int {
         _ = registered
         return counter.load(ordering: .relaxed)
     }
+
+    /// How many forks this process has gone through since the counter was registered.
+    @inline(__always)
+    static var generation: Int { counter.load(ordering: .relaxed) }
 }

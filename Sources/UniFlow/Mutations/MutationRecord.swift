@@ -1,3 +1,4 @@
+import CUniFlow
 import Glibc
 
 /// What `const uf_mutation *` points to: a record on the processing thread's
@@ -34,29 +35,72 @@ struct MutationRecord {
     var mutationKind: MutationKind { MutationKind(rawValue: kind)! }
 }
 
+/// The action of a mutation the hot path applied: the caller's struct (valid
+/// while the mutation is delivered) with its names resolved. Its `ActionHeader`
+/// is made only when something reads the action (`uf_mutation_json`, a deferred
+/// delivery), so that a plain delivery copies a few words, not a whole header.
+struct HotAction {
+    var action: UnsafePointer<uf_action>
+    var kind: ActionKind
+    var feature: Int32
+    var from: Int32
+    var into: Int32
+    var event: Int32
+
+    var header: ActionHeader {
+        let a = action.pointee
+        var header = ActionHeader(kind: kind, feature: feature)
+        header.from = from
+        header.into = into
+        header.event = event
+        header.same = a.same != 0
+        header.key = a.key
+        header.eventName = a.event
+        header.scope = a.scope
+        header.context = a.context
+        header.id = a.id
+        return header
+    }
+}
+
 /// The parts of the mutation being delivered that are not trivial: its payloads,
 /// its action, and text already handed out (valid until delivery ends).
 struct MutationDelivery {
     var oldPayload: JSONObject?
     var newPayload: JSONObject?
     var action: ActionHeader?
+    /// The hot path's action, in place of `action`.
+    var hotAction: HotAction?
+
+    /// The action, whichever path applied it.
+    var actionHeader: ActionHeader? { action ?? hotAction?.header }
     var oldPayloadText: UnsafeMutablePointer<CChar>?
     var newPayloadText: UnsafeMutablePointer<CChar>?
     var mutationText: UnsafeMutablePointer<CChar>?
+
+    /// `reset` after a hot-path delivery, which set nothing but `hotAction`.
+    @inline(__always)
+    mutating func resetHot() {
+        hotAction = nil
+        if oldPayloadText != nil || newPayloadText != nil || mutationText != nil { freeTexts() }
+    }
 
     @inline(__always)
     mutating func reset() {
         if oldPayload != nil { oldPayload = nil }
         if newPayload != nil { newPayload = nil }
         action = nil
-        if oldPayloadText != nil || newPayloadText != nil || mutationText != nil {
-            free(oldPayloadText)
-            free(newPayloadText)
-            free(mutationText)
-            oldPayloadText = nil
-            newPayloadText = nil
-            mutationText = nil
-        }
+        hotAction = nil
+        if oldPayloadText != nil || newPayloadText != nil || mutationText != nil { freeTexts() }
+    }
+
+    private mutating func freeTexts() {
+        free(oldPayloadText)
+        free(newPayloadText)
+        free(mutationText)
+        oldPayloadText = nil
+        newPayloadText = nil
+        mutationText = nil
     }
 }
 
