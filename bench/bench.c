@@ -381,6 +381,124 @@ static void setup_jansson_actualize(scenario *s) {
     s->is_parse_only = 1;
 }
 
+/* --- a binding's cascade vs a C subscriber doing the same work --- */
+
+/* Counter counts; Mirror copies its count. The same rule either way: when the
+ * count is actualized and is above 0, actualize Mirror with it. */
+static const char *cascade_definitions =
+    "[{\"feature\":\"Mirror\",\"states\":{\"Seen\":{\"fields\":{\"n\":\"number\"}}}},"
+    " {\"feature\":\"Counter\",\"states\":{\"Counting\":{\"fields\":{\"n\":\"number\"}}}%s}]";
+static const char *cascade_binding =
+    ",\"bindings\":[{\"when\":\"ActualizationIn<Counter.Counting>\","
+    "\"given\":[{\"if\":{\">\":[{\"var\":\"mutation.new.payload.n\"},0]}}],"
+    "\"then\":{\"submit\":[{\"kind\":\"actualize\",\"feature\":\"Mirror\",\"in\":\"Seen\","
+    "\"payload\":{\"n\":{\"$\":{\"var\":\"mutation.new.payload.n\"}}}}]}}]";
+
+/* The C subscriber: reads the new payload, tests the count, dispatches the copy. */
+static int mirror_count(const uf_mutation *m, void *payload) {
+    (void)payload;
+    json_error_t error;
+    json_t *p = json_loads(uf_mutation_new_payload_json(m), 0, &error);
+    json_t *n = p ? json_object_get(p, "n") : NULL;
+    if (n && json_number_value(n) > 0) {
+        char text[64];
+        snprintf(text, sizeof text, "{\"n\":%.17g}", json_number_value(n));
+        uf_action act = UF_ACTION_INIT;
+        act.kind = UF_ACTION_ACTUALIZE;
+        act.feature = "Mirror";
+        act.into = "Seen";
+        act.payload_json = text;
+        int status = uf_dispatch(uf_mutation_dispatcher(m), &act);
+        if (status != UF_QUEUED) die("mirror_count: %s: %s", uf_status_name(status), uf_last_error());
+    }
+    json_decref(p);
+    return UF_KEEP;
+}
+
+static void setup_cascade(scenario *s, int with_binding) {
+    s->d = new_dispatcher();
+    text t = {0};
+    text_add(&t, cascade_definitions, with_binding ? cascade_binding : "");
+    check_status(uf_register(s->d, t.p), UF_OK, "register Counter and Mirror");
+    text_free(&t);
+    if (!with_binding) check_status(uf_subscribe(s->d, "ActualizationIn<Counter.Counting>", mirror_count, NULL, NULL, NULL),
+                                    UF_OK, "subscribe the mirror");
+    subscribe_counter(s->d, "AnyMutationOf<Mirror>", &s->notified);
+    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"Mirror\",\"into\":\"Seen\",\"payload\":{\"n\":0}}");
+    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"Counter\",\"into\":\"Counting\",\"payload\":{\"n\":0}}");
+    s->notified = 0;
+    for (int i = 0; i < 2; ++i) {
+        uf_action act = UF_ACTION_INIT;
+        act.kind = UF_ACTION_ACTUALIZE;
+        act.feature = "Counter";
+        act.into = "Counting";
+        act.payload_json = i == 0 ? "{\"n\":1}" : "{\"n\":2}";
+        s->act[i] = act;
+    }
+}
+
+static void setup_binding_cascade(scenario *s) { setup_cascade(s, 1); }
+static void setup_subscriber_cascade(scenario *s) { setup_cascade(s, 0); }
+
+/* --- a batch of 10 JSON actions vs 10 uf_submit calls --- */
+
+/* Ten toggles B0..B9 in A, one subscriber counting every mutation. */
+static void setup_batch_dispatcher(scenario *s) {
+    s->d = new_dispatcher();
+    register_fillers(s->d, "B", 10);
+    subscribe_counter(s->d, NULL, &s->notified);
+    for (int i = 0; i < 10; ++i) {
+        char init[96];
+        snprintf(init, sizeof init, "{\"kind\":\"initialize\",\"feature\":\"B%d\",\"into\":\"A\"}", i);
+        submit(s->d, init);
+    }
+    s->notified = 0;
+}
+
+/* Ten transitions into B, then ten back into A: the same 20 actions either way. */
+static void run_batch(scenario *s, long n) {
+    static char forward[1024], back[1024];
+    if (!forward[0]) {
+        text a = {0}, b = {0};
+        text_add(&a, "[");
+        text_add(&b, "[");
+        for (int i = 0; i < 10; ++i) {
+            text_add(&a, "%s{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"A\",\"into\":\"B\"}", i ? "," : "", i);
+            text_add(&b, "%s{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"B\",\"into\":\"A\"}", i ? "," : "", i);
+        }
+        text_add(&a, "]");
+        text_add(&b, "]");
+        snprintf(forward, sizeof forward, "%s", a.p);
+        snprintf(back, sizeof back, "%s", b.p);
+        text_free(&a);
+        text_free(&b);
+    }
+    for (long i = 0; i < n; ++i) {
+        int status = uf_submit_batch(s->d, s->phase ? back : forward);
+        if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
+        s->phase ^= 1;
+    }
+    s->applied += (uint64_t)n * 10;
+}
+
+static void run_submits(scenario *s, long n) {
+    static char forward[10][128], back[10][128];
+    if (!forward[0][0]) {
+        for (int i = 0; i < 10; ++i) {
+            snprintf(forward[i], sizeof forward[i], "{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"A\",\"into\":\"B\"}", i);
+            snprintf(back[i], sizeof back[i], "{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"B\",\"into\":\"A\"}", i);
+        }
+    }
+    for (long i = 0; i < n; ++i) {
+        for (int j = 0; j < 10; ++j) {
+            int status = uf_submit(s->d, s->phase ? back[j] : forward[j]);
+            if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
+        }
+        s->phase ^= 1;
+    }
+    s->applied += (uint64_t)n * 10;
+}
+
 #define SCENARIO(n, w, s, r) {.name = n, .what = w, .setup = s, .run = r}
 static scenario scenarios[] = {
     SCENARIO("c_bare", "hand-written C toggle + callback, no lock (floor)", setup_c_bare, run_c_bare),
@@ -406,6 +524,12 @@ static scenario scenarios[] = {
     SCENARIO("uf_submit_actualize", "uf_submit of an actualize with a 5-field payload", setup_submit_actualize, run_submit_toggle),
     SCENARIO("uf_dispatch_actualize", "uf_dispatch actualize, payload_json with the same 5 fields",
      setup_dispatch_actualize, run_dispatch_same),
+    SCENARIO("uf_binding_cascade", "uf_dispatch actualize Counter; a binding (if rule) actualizes Mirror (templated)",
+     setup_binding_cascade, run_dispatch_toggle),
+    SCENARIO("c_subscriber_cascade", "the same, done by a C subscriber: reads the payload, tests it, uf_dispatch",
+     setup_subscriber_cascade, run_dispatch_toggle),
+    SCENARIO("uf_batch_10", "uf_submit_batch of 10 JSON transitions (per batch)", setup_batch_dispatcher, run_batch),
+    SCENARIO("uf_submits_10", "10 uf_submit calls of the same transitions", setup_batch_dispatcher, run_submits),
 };
 enum { SCENARIO_COUNT = sizeof scenarios / sizeof scenarios[0] };
 

@@ -74,6 +74,12 @@ ROWS = [
         comparisons=[Comparison("jansson_actualize", "ratio", target_max=1.5)]),
     Row("uf_dispatch_actualize", "2 JSON path", "uf_dispatch actualize, same payload as payload_json",
         comparisons=[Comparison("jansson_actualize", "ratio")]),
+    Row("uf_binding_cascade", "2 JSON path", "a binding (if rule, templated actualize) per action",
+        comparisons=[Comparison("c_subscriber_cascade", "ratio", target_max=2.0)]),
+    Row("c_subscriber_cascade", "2 JSON path", "the same by a C subscriber calling uf_dispatch"),
+    Row("uf_batch_10", "2 JSON path", "uf_submit_batch of 10 JSON transitions", unit="ns/batch",
+        comparisons=[Comparison("uf_submits_10", "ratio", target_max=1.2)]),
+    Row("uf_submits_10", "2 JSON path", "10 uf_submit calls of the same transitions", unit="ns/10 actions"),
     Row("py_redux_store", "3 Python", "pure-Python Redux-style store, 1 subscriber"),
     Row("py_transitions", "3 Python", "transitions (PyPI), 1 callback"),
     Row("py_uniflow", "3 Python", "uniflow package: d.transition(...), 1 Python subscriber",
@@ -109,6 +115,10 @@ CALLGRIND_SCENARIOS = [
     ("uf_submit_toggle", 2_000, 6_000),
     ("jansson_actualize", 2_000, 6_000),
     ("uf_submit_actualize", 2_000, 6_000),
+    ("uf_binding_cascade", 2_000, 6_000),
+    ("c_subscriber_cascade", 2_000, 6_000),
+    ("uf_batch_10", 500, 1_500),
+    ("uf_submits_10", 500, 1_500),
 ]
 
 
