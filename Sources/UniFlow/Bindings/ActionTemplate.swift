@@ -47,3 +47,88 @@ enum ActionTemplate {
         }
     }
 }
+
+/// An action template with its `{"$": rule}` holes found once, when its definition
+/// is registered: substituting it evaluates only the holes, and a template whose
+/// rules all sit in its payload keeps the rest of the action decoded.
+final class CompiledTemplate {
+    /// A part of the template: what stays as written, a hole, or a container of parts.
+    indirect enum Part {
+        case literal(JSONValue)
+        case rule(JsonLogic.CompiledRule)
+        case object([(key: String, part: Part)])
+        case array([Part])
+    }
+
+    let json: JSONValue
+    let part: Part
+    /// Decoded once, without its payload, when no rule lies outside the payload
+    /// and the rest decodes: then only the payload is substituted.
+    let request: ActionRequest?
+    /// The payload's part, with `request`.
+    let payload: Part?
+
+    init(_ template: JSONValue) {
+        json = template
+        part = CompiledTemplate.compile(template)
+        if case .object(let object) = template, !object.contains(where: { $0.key != "payload" && CompiledTemplate.hasRule($0.value) }) {
+            var rest = object
+            rest["payload"] = nil
+            let decoded = try? ActionRequest.decode(.object(rest))
+            // A payload on a kind that takes none must fail as the whole template would.
+            if let decoded, object["payload"] == nil || ActionKey.allowed(decoded.kind) & ActionKey.payload.bit != 0 {
+                request = decoded
+                payload = object["payload"].map(CompiledTemplate.compile)
+            } else {
+                request = nil
+                payload = nil
+            }
+        } else {
+            request = nil
+            payload = nil
+        }
+    }
+
+    private static func compile(_ template: JSONValue) -> Part {
+        guard hasRule(template) else { return .literal(template) }
+        switch template {
+        case .object(let object):
+            if object.count == 1, let rule = object["$"] { return .rule(JsonLogic.CompiledRule(rule)) }
+            return .object(object.map { (key: $0.key, part: compile($0.value)) })
+        case .array(let items):
+            return .array(items.map(compile))
+        default:
+            return .literal(template)
+        }
+    }
+
+    private static func hasRule(_ template: JSONValue) -> Bool {
+        switch template {
+        case .object(let object): object.count == 1 && object["$"] != nil || object.contains { hasRule($0.value) }
+        case .array(let items): items.contains(where: hasRule)
+        default: false
+        }
+    }
+
+    /// The template's value over `data`.
+    func substitute(data: JsonLogic.JSValue) throws(UniFlowError) -> JSONValue {
+        try CompiledTemplate.substitute(part, data: data)
+    }
+
+    static func substitute(_ part: Part, data: JsonLogic.JSValue) throws(UniFlowError) -> JSONValue {
+        switch part {
+        case .literal(let value): return value
+        case .rule(let rule): return try rule.apply(data: data)
+        case .object(let members):
+            var entries: [(key: String, value: JSONValue)] = []
+            entries.reserveCapacity(members.count)
+            for member in members { entries.append((member.key, try substitute(member.part, data: data))) }
+            return .object(JSONObject(entries))
+        case .array(let items):
+            var values: [JSONValue] = []
+            values.reserveCapacity(items.count)
+            for item in items { values.append(try substitute(item, data: data)) }
+            return .array(values)
+        }
+    }
+}

@@ -1,8 +1,8 @@
 /// A model binding as declared in a feature's definition (`docs/bindings.md`):
 /// `when` a mutation matches, `given` clauses hold, `then` call and/or submit.
-struct BindingDefinition: Sendable {
+struct BindingDefinition {
     /// One `given` clause, evaluated in order.
-    enum Given: Sendable {
+    enum Given {
         /// Stops the binding unless the rule is truthy.
         case when(rule: JSONValue, spec: String?)
         /// The rule's value becomes the next clause's `given`.
@@ -19,9 +19,10 @@ struct BindingDefinition: Sendable {
     var thenCall: String?
     /// Action templates; `{"$": rule}` objects are replaced before queueing.
     var thenSubmit: [JSONValue]
-    /// Whether a rule of the binding may read `model` (building it costs a walk
-    /// over every initialized feature, so it is built only for bindings that may).
-    var readsModel = true
+    /// The same templates, compiled (see `CompiledTemplate`).
+    var compiledSubmit: [CompiledTemplate] = []
+    /// The `given` clauses' rules, compiled, by clause (nil for a `call`).
+    var compiledGiven: [JsonLogic.CompiledRule?] = []
 
     /// The name reports and graphs use: the scenario, or one derived from the clauses.
     var name: String {
@@ -131,8 +132,8 @@ extension BindingDefinition {
         }
         var binding = BindingDefinition(scenario: scenario, when: when, given: given, thenSpec: thenSpec,
                                         thenCall: thenCall, thenSubmit: templates)
-        let rules = given.compactMap(\.rule) + templates.flatMap(ActionTemplate.rules(in:))
-        binding.readsModel = rules.contains { JsonLogic.mayRead($0, member: "model") }
+        binding.compiledSubmit = templates.map(CompiledTemplate.init)
+        binding.compiledGiven = given.map { $0.rule.map(JsonLogic.CompiledRule.init) }
         return binding
     }
 

@@ -233,6 +233,7 @@ enum DefinitionParser {
                 try ActionTemplate.validateRules(in: template, path: "\(timerPath).submit[\(j)]")
             }
             var timer = StateTimer(ms: ms, submit: templates, scenario: try optionalString(object["scenario"], at: "\(timerPath).scenario"))
+            timer.compiled = templates.map(CompiledTemplate.init)
             if let value = object["reset"] {
                 switch value {
                 case .string("entry"): timer.resetOnUpdate = false
@@ -297,6 +298,7 @@ enum DefinitionParser {
             if let rule = object["if"] {
                 do throws(UniFlowError) { try JsonLogic.validate(rule) } catch { throw error.prefixed("\(path).if") }
                 target.rule = rule
+                target.compiledRule = JsonLogic.CompiledRule(rule)
             }
             if let call = object["call"] {
                 guard case .string(let name) = call else { throw expected("string", got: call, at: "\(path).call") }
@@ -306,6 +308,7 @@ enum DefinitionParser {
                 guard case .object = payload else { throw expected("object", got: payload, at: "\(path).payload") }
                 try ActionTemplate.validateRules(in: payload, path: "\(path).payload")
                 target.payload = payload
+                target.compiledPayload = CompiledTemplate(payload)
             }
             target.spec = try optionalString(object["spec"], at: "\(path).spec")
             if let value = object["actualize"] {
@@ -315,10 +318,6 @@ enum DefinitionParser {
         default:
             throw UniFlowError(.schema, "\(path): expected a state name or an object, got \(json.jsonTypeName)")
         }
-        // A handler is given the whole data; rules and templates only what they name.
-        target.readsModel = target.call != nil
-            || (target.rule.map { JsonLogic.mayRead($0, member: "model") } ?? false)
-            || (target.payload.map { ActionTemplate.rules(in: $0).contains { JsonLogic.mayRead($0, member: "model") } } ?? false)
         // A state's own target must be a transition its feature allows; an
         // actualization of the state itself never needs one.
         if let from, let transitions, !(target.actualize && target.into == from), !transitions[from].contains(target.into) {

@@ -1,5 +1,5 @@
 /// A feature: a named finite state machine, as declared in JSON (`docs/definitions.md`).
-struct FeatureDefinition: Sendable {
+struct FeatureDefinition {
     var name: String
     var description: String?
     /// `"instances": "keyed"`: any number of instances live at once, each named by a key.
@@ -47,7 +47,7 @@ struct FeatureDefinition: Sendable {
 }
 
 /// One state of a feature: a name and the fields of its payload.
-struct StateDefinition: Sendable {
+struct StateDefinition {
     var name: String
     var description: String?
     /// In declaration order; stored payloads follow this order.
@@ -68,7 +68,7 @@ struct StateDefinition: Sendable {
 }
 
 /// One declared field of a state's payload.
-struct FieldDefinition: Sendable {
+struct FieldDefinition {
     var name: String
     var type: FieldType
     var optional: Bool
@@ -106,11 +106,13 @@ enum FieldType: String, Sendable, CaseIterable {
 
 /// A state timer (`after`): armed when its state is entered, disarmed when it is
 /// left; when it fires, its templates are submitted.
-struct StateTimer: Sendable {
+struct StateTimer {
     /// Delay in milliseconds, 0 ... 2^53.
     var ms: UInt64
     /// Action templates, as a binding's `then.submit`.
     var submit: [JSONValue]
+    /// The same, compiled.
+    var compiled: [CompiledTemplate] = []
     var scenario: String?
     /// `"reset": "update"`: an actualization in the state arms it again.
     var resetOnUpdate = false
@@ -128,13 +130,13 @@ enum RestorePolicy: String, Sendable, CaseIterable {
 }
 
 /// One event a state (or the feature) takes, and its targets in order.
-struct EventTargets: Sendable {
+struct EventTargets {
     var event: String
     var targets: [EventTarget]
 }
 
 /// Where an event may lead: a state, guarded by a rule and/or a host handler.
-struct EventTarget: Sendable {
+struct EventTarget {
     /// The state entered (or actualized).
     var into: Int
     /// A JsonLogic guard over `{model, event, feature}`.
@@ -146,9 +148,9 @@ struct EventTarget: Sendable {
     var spec: String?
     /// Into the current state: an actualization instead of a transition.
     var actualize = false
-    /// Whether its guard or template may read `model` (building the model costs a
-    /// walk over every feature, so it is built only for targets that may).
-    var readsModel = false
+    /// `rule` and `payload`, compiled.
+    var compiledRule: JsonLogic.CompiledRule?
+    var compiledPayload: CompiledTemplate?
 
     /// Taken only when a guard says so.
     var isGuarded: Bool { rule != nil || call != nil }

@@ -93,8 +93,9 @@ extension Dispatcher {
             candidates.sort { ($0.owner, $0.index) < ($1.owner, $1.index) }
         }
         let kindBit = MutationKind.bit(record.kind)
-        var data: JSONValue? = nil
-        var dataHasModel = false
+        // What the rules read, made once per mutation and only as far as they read it.
+        var mutation: JSValue? = nil
+        var model: JSValue? = nil
         for reference in candidates {
             let binding = bindings.byOwner[reference.owner]![Int(reference.index)]
             let filter = binding.filter
@@ -105,35 +106,26 @@ extension Dispatcher {
                 guard let recordKey = record.key, key == String(cString: recordKey) else { continue }
             }
             guard ownerActive(binding, record) else { continue }
-            // The model only for bindings whose rules may read it: with many
-            // features it costs more than everything else a binding does.
-            let readsModel = binding.definition.readsModel
-            if data == nil || (readsModel && !dataHasModel) {
-                data = ["mutation": mutationJSON(record, scratch.delivery), "model": readsModel ? modelJSON() : [:], "given": .null]
-                dataHasModel = readsModel
-            }
-            run(binding, record: record, data: data!)
+            if mutation == nil { mutation = lazyMutation(record) }
+            if model == nil { model = lazyModel() }
+            run(binding, record: record, mutation: mutation!, model: model!)
         }
     }
 
-    private func run(_ binding: ActiveBinding, record: MutationRecord, data: JSONValue) {
+    private func run(_ binding: ActiveBinding, record: MutationRecord, mutation: JSValue, model: JSValue) {
         let definition = binding.definition
         var given: JSONValue = .null
-        func scope() -> JSONValue {
-            guard case .object(var object) = data else { return data }
-            object["given"] = given
-            return .object(object)
-        }
+        func data() -> JSValue { ruleData(["mutation": mutation, "model": model, "given": JSValue(wrapping: given)]) }
         do throws(UniFlowError) {
-            for clause in definition.given {
+            for (i, clause) in definition.given.enumerated() {
                 switch clause {
-                case .when(let rule, _):
-                    if !isTruthy(try evaluate(rule, scope())) {
+                case .when:
+                    if !isTruthy(try evaluate(definition.compiledGiven[i]!, data())) {
                         reportBinding(.bindingSkipped, definition, nil)
                         return
                     }
-                case .map(let rule, _):
-                    given = try evaluate(rule, scope())
+                case .map:
+                    given = try evaluate(definition.compiledGiven[i]!, data())
                 case .call(let name, _):
                     let result = callHandler(name, mutation: mutationJSON(record, scratch.delivery).jsonText, given: given, inGiven: true)
                     if result.status < 0 { throw UniFlowError(.callback, "handler '\(name)' failed (returned \(result.status))") }
@@ -150,7 +142,7 @@ extension Dispatcher {
             }
             // A template on the binding's own keyed feature acts on the mutation's instance.
             let ownKey = binding.ownerKeyed && binding.owner == record.feature ? record.key.map { String(cString: $0) } : nil
-            let actions = try templateActions(definition.thenSubmit, data: scope(), ownFeature: ownKey.map { _ in binding.owner },
+            let actions = try templateActions(definition.compiledSubmit, data: data(), ownFeature: ownKey.map { _ in binding.owner },
                                               ownKey: ownKey, path: "then.submit")
             if cascade.dropping && !actions.isEmpty {
                 throw UniFlowError(.loop, "the cascade limit (\(options.maxCascade)) was reached; actions refused")
@@ -165,24 +157,13 @@ extension Dispatcher {
     /// Substitutes and checks action templates, all or nothing: the actions to
     /// queue (owning their strings), or the first template's failure
     /// (`<path>[i]: ...`). A template on `ownFeature` without a key gets `ownKey`.
-    func templateActions(_ templates: [JSONValue], data: JSONValue, ownFeature: Int32?, ownKey: String?,
+    func templateActions(_ templates: [CompiledTemplate], data: JSValue, ownFeature: Int32?, ownKey: String?,
                          path: String) throws(UniFlowError) -> [ResolvedAction] {
         var actions: [ResolvedAction] = []
+        actions.reserveCapacity(templates.count)
         for (i, template) in templates.enumerated() {
             do throws(UniFlowError) {
-                var json: JSONValue
-                do throws(UniFlowError) {
-                    json = try ActionTemplate.substitute(template, data: data)
-                } catch {
-                    // As a `given` rule's failure reads.
-                    throw UniFlowError(.schema, "rule error: \(error.message)")
-                }
-                if let ownKey, let ownFeature, case .object(var object) = json, object["key"] == nil,
-                   object["feature"]?.stringValue == featureName(ownFeature) {
-                    object["key"] = .string(ownKey)
-                    json = .object(object)
-                }
-                actions.append(try resolve(try ActionRequest.decode(json), hasVia: false).owned())
+                actions.append(try templateAction(template, data: data, ownFeature: ownFeature, ownKey: ownKey))
             } catch {
                 throw error.prefixed("\(path)[\(i)]")
             }
@@ -190,9 +171,43 @@ extension Dispatcher {
         return actions
     }
 
-    private func evaluate(_ rule: JSONValue, _ data: JSONValue) throws(UniFlowError) -> JSONValue {
+    private func templateAction(_ template: CompiledTemplate, data: JSValue, ownFeature: Int32?,
+                                ownKey: String?) throws(UniFlowError) -> ResolvedAction {
+        /// A rule's failure reads as a `given` rule's does.
+        func substituted(_ part: CompiledTemplate.Part) throws(UniFlowError) -> JSONValue {
+            do throws(UniFlowError) {
+                return try CompiledTemplate.substitute(part, data: data)
+            } catch {
+                throw UniFlowError(.schema, "rule error: \(error.message)")
+            }
+        }
+        func ownsKey(_ feature: String?) -> Bool {
+            guard let ownFeature, ownKey != nil else { return false }
+            return feature == featureName(ownFeature)
+        }
+        // Decoded once: only the payload is substituted.
+        if var request = template.request {
+            if let part = template.payload {
+                let value = try substituted(part)
+                guard case .object(let object) = value else {
+                    throw UniFlowError(.schema, "action.payload: expected object, got \(value.jsonTypeName)")
+                }
+                request.payload = object
+            }
+            if request.key == nil && ownsKey(request.feature) { request.key = ownKey }
+            return try resolve(request, hasVia: false).owned()
+        }
+        var json = try substituted(template.part)
+        if case .object(var object) = json, object["key"] == nil, ownsKey(object["feature"]?.stringValue) {
+            object["key"] = .string(ownKey!)
+            json = .object(object)
+        }
+        return try resolve(try ActionRequest.decode(json), hasVia: false).owned()
+    }
+
+    private func evaluate(_ rule: JsonLogic.CompiledRule, _ data: JSValue) throws(UniFlowError) -> JSONValue {
         do throws(UniFlowError) {
-            return try JsonLogic.apply(rule, data: data)
+            return try rule.apply(data: data)
         } catch {
             throw UniFlowError(.schema, "rule error: \(error.message)")
         }

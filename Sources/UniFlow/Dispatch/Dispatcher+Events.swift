@@ -19,8 +19,7 @@ extension Dispatcher {
                       eventPayload: JSONObject) -> Result<EventChoice, UniFlowError> {
         let feature = hot.features[Int(action.feature)]
         let lists = [stateSlot(current, of: feature).events, feature.events]
-        var data: JSONValue? = nil
-        var dataHasModel = false
+        var data: JSValue? = nil
         for list in lists {
             for t in hot.targets(of: action.event, in: list) {
                 let slot = hot.eventTargets[t]
@@ -29,25 +28,23 @@ extension Dispatcher {
                     continue
                 }
                 let target = eventTarget(slot, of: action.feature)
-                if slot.guarded || slot.templated {
-                    if data == nil || (target.readsModel && !dataHasModel) {
-                        data = guardData(action, place: place, current: current, eventPayload: eventPayload,
-                                         withModel: target.readsModel)
-                        dataHasModel = target.readsModel
-                    }
+                if (slot.guarded || slot.templated) && data == nil {
+                    data = guardData(action, place: place, current: current, eventPayload: eventPayload)
                 }
                 do throws(UniFlowError) {
-                    if let rule = target.rule {
+                    if let rule = target.compiledRule {
                         let result: JSONValue
                         do throws(UniFlowError) {
-                            result = try JsonLogic.apply(rule, data: data!)
+                            result = try rule.apply(data: data!)
                         } catch {
                             throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': rule error: \(error.message)")
                         }
                         if !isTruthy(result) { continue }
                     }
                     if let call = target.call {
-                        let result = callHandler(call, mutation: "null", given: data!, inGiven: false)
+                        // A handler is given the data as JSON: the model built whole.
+                        let given = (try? data!.jsonValue()) ?? .null
+                        let result = callHandler(call, mutation: "null", given: given, inGiven: false)
                         if result.status < 0 {
                             throw UniFlowError(.callback, "\(subject(action)): event '\(eventName(action))': handler '\(call)' failed (returned \(result.status))")
                         }
@@ -77,28 +74,27 @@ extension Dispatcher {
     }
 
     /// What guards and templates read: `{"model", "event": {"name", "payload"},
-    /// "feature": {"state", "payload", "key"}}`.
-    private func guardData(_ action: ActionHeader, place: Place, current: Int32, eventPayload: JSONObject,
-                           withModel: Bool) -> JSONValue {
+    /// "feature": {"state", "payload", "key"}}` (the model made as far as read).
+    private func guardData(_ action: ActionHeader, place: Place, current: Int32, eventPayload: JSONObject) -> JSValue {
         var feature: JSONObject = ["state": .string(stateName(current, feature: action.feature)),
                                    "payload": .object(payload(at: place))]
         if let key = action.key { feature["key"] = .string(String(cString: key)) }
-        return ["model": withModel ? modelJSON() : [:],
-                "event": ["name": .string(eventName(action)), "payload": .object(eventPayload)],
-                "feature": .object(feature)]
+        return ruleData(["model": lazyModel(),
+                         "event": JSValue(wrapping: ["name": .string(eventName(action)), "payload": .object(eventPayload)]),
+                         "feature": JSValue(wrapping: .object(feature))])
     }
 
     /// The taken target's payload: its template evaluated, or else each field of
     /// the new state carried forward from the event's payload, else from the
     /// current payload, else left to its default; then checked like any payload.
     private func targetPayload(_ target: EventTarget, into: Int32, action: ActionHeader, place: Place,
-                               eventPayload: JSONObject, data: JSONValue?) throws(UniFlowError) -> JSONObject? {
+                               eventPayload: JSONObject, data: JSValue?) throws(UniFlowError) -> JSONObject? {
         let state = stateDefinition(into, of: action.feature)
         let given: JSONObject
-        if let template = target.payload {
+        if let template = target.compiledPayload {
             let value: JSONValue
             do throws(UniFlowError) {
-                value = try ActionTemplate.substitute(template, data: data ?? .null)
+                value = try template.substitute(data: data ?? .null)
             } catch {
                 throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': rule error: \(error.message)")
             }

@@ -429,10 +429,9 @@ extension Dispatcher {
         timerObject["ms"] = .int(Int64(record.ms))
         id.withCString { idPointer in
             if reportingActive { report(.timerFired, action: nil, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
-            let readsModel = timer.submit.contains { ActionTemplate.rules(in: $0).contains { JsonLogic.mayRead($0, member: "model") } }
-            let data: JSONValue = ["model": readsModel ? modelJSON() : [:], "timer": .object(timerObject)]
+            let data = ruleData(["model": lazyModel(), "timer": JSValue(wrapping: .object(timerObject))])
             do throws(UniFlowError) {
-                var actions = try templateActions(timer.submit, data: data, ownFeature: key.map { _ in record.feature },
+                var actions = try templateActions(timer.compiled, data: data, ownFeature: key.map { _ in record.feature },
                                                   ownKey: key, path: "submit")
                 for i in actions.indices {
                     actions[i].header.byTimer = true

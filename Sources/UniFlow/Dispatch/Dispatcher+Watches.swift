@@ -21,6 +21,7 @@ struct WatchSlot {
 /// read worked out once.
 struct WatchSelector {
     let rule: JSONValue
+    let compiled: JsonLogic.CompiledRule
     /// The features its literal paths name (nil: a computed path, anything).
     let reads: Set<String>?
     /// `{"var": "model.F.a.b"}`: the path after `model`, read straight from the model.
@@ -28,6 +29,7 @@ struct WatchSelector {
 
     init(_ rule: JSONValue) {
         self.rule = rule
+        compiled = JsonLogic.CompiledRule(rule)
         reads = JsonLogic.readMembers(rule, of: "model")
         if case .object(let object) = rule, object.count == 1, object.entries[0].key == "var" {
             let argument = object.entries[0].value
@@ -191,9 +193,7 @@ extension Dispatcher {
         let selector = registrations.watches[index].selector
         if let path = selector.path, let value = read(path) { return value }
         do throws(UniFlowError) {
-            let model = JsonLogic.JSValue.object(JsonLogic.JSObject(lazy: LazyModel(self)))
-            let data = JsonLogic.JSValue.object(JsonLogic.JSObject([.init(key: "model", value: model)]))
-            return try JsonLogic.apply(selector.rule, data: data)
+            return try selector.compiled.apply(data: ruleData(["model": lazyModel()]))
         } catch {
             reportWatch(registrations.watches[index].id, UniFlowError(.schema, "rule error: \(error.message)"))
             return .null
@@ -277,16 +277,3 @@ extension Dispatcher {
     }
 }
 
-/// The GlobalModel as a JsonLogic object whose features are built when a rule reads them.
-private final class LazyModel: JsonLogic.LazyMembers {
-    unowned let dispatcher: Dispatcher
-
-    init(_ dispatcher: Dispatcher) { self.dispatcher = dispatcher }
-
-    func member(_ key: String) -> JSONValue? {
-        guard let feature = dispatcher.featureIndex(named: key) else { return nil }
-        return dispatcher.featureJSON(feature)
-    }
-
-    func allMembers() -> JSONObject { dispatcher.modelJSON().objectValue ?? JSONObject() }
-}

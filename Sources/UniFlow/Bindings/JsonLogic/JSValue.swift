@@ -114,6 +114,17 @@ extension JsonLogic {
         /// The operation a one-key object names, looked up once (nil: unknown).
         lazy var operation: Operation? = count == 1 ? Operation(name: key(at: 0)) : nil
 
+        /// For a `var` whose path is a literal non-empty string: the path split
+        /// once (a rule kept and evaluated again and again splits it only then).
+        lazy var literalPath: [String]? = {
+            guard operation == .variable else { return nil }
+            let argument = value(at: 0)
+            let first: JSValue
+            if case .array(let array) = argument { first = array.count > 0 ? array.element(at: 0) : .undefined } else { first = argument }
+            guard case .string(let path) = first, !path.isEmpty else { return nil }
+            return JsonLogic.pathComponents(path)
+        }()
+
         init(_ members: [Member]) {
             wrapped = nil
             built = members
@@ -147,8 +158,7 @@ extension JsonLogic {
         func value(forKey key: String) -> JSValue? {
             if let source, wrapped == nil {
                 if let known = read[key] { return known }
-                guard let member = source.member(key) else { return nil }
-                let value = JSValue(wrapping: member)
+                guard let value = source.member(key) else { return nil }
                 read[key] = value
                 return value
             }
@@ -167,7 +177,7 @@ extension JsonLogic {
     /// reads one of them (the dispatcher's model: `model.F` builds F alone).
     protocol LazyMembers: AnyObject {
         /// The member with that key, or nil.
-        func member(_ key: String) -> JSONValue?
+        func member(_ key: String) -> JSValue?
         /// Every member, in order (a rule that reads the whole object).
         func allMembers() -> JSONObject
     }

@@ -51,6 +51,10 @@ extension JsonLogic {
                 if current.isTruthy == stopWhenTruthy { return current }
             }
             return current
+        case .variable where rule.literalPath != nil:
+            // A literal path is split once, when the rule is first evaluated.
+            let fallback = arguments.count > 1 ? try evaluate(arguments[1], data) : .undefined
+            return variable(components: rule.literalPath!, default: fallback, in: data)
         case .filter, .map, .all, .none, .some:
             return try iterate(operation, over: try evaluate(raw(0), data), raw(1))
         case .reduce:

@@ -76,8 +76,14 @@ extension JsonLogic {
         case .string(let s) where s.isEmpty: return data
         default: break
         }
+        return variable(components: pathComponents(path.toJSString), default: fallback, in: data)
+    }
+
+    /// `variable` for a path already split (and not empty).
+    static func variable(components: [String], default fallback: JSValue, in data: JSValue) -> JSValue {
+        let notFound = fallback.isUndefined ? JSValue.null : fallback
         var current = data
-        for key in pathComponents(path.toJSString) {
+        for key in components {
             guard let next = current.property(key), !next.isUndefined else { return notFound }
             current = next
         }
@@ -86,7 +92,7 @@ extension JsonLogic {
 
     /// `String(path).split(".")`. Splitting at "." bytes is exact: the byte never
     /// occurs inside a multi-byte character.
-    private static func pathComponents(_ path: String) -> [String] {
+    static func pathComponents(_ path: String) -> [String] {
         var path = path
         return path.withUTF8 { bytes in
             var components: [String] = []

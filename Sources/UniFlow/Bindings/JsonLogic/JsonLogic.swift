@@ -45,6 +45,24 @@ enum JsonLogic {
         try evaluate(JSValue(wrapping: rule), data).jsonValue()
     }
 
+    /// A rule kept for evaluating again and again (a binding's, a guard's, a
+    /// template's): wrapped into JavaScript values once, so that what the first
+    /// evaluation works out (operators, literal paths) serves every later one.
+    /// Used under one dispatcher's lock only.
+    final class CompiledRule {
+        let json: JSONValue
+        private let wrapped: JSValue
+
+        init(_ rule: JSONValue) {
+            json = rule
+            wrapped = JSValue(wrapping: rule)
+        }
+
+        func apply(data: JSValue) throws(UniFlowError) -> JSONValue {
+            try evaluate(wrapped, data).jsonValue()
+        }
+    }
+
     /// The members of `root` a rule may read through literal `var` paths
     /// (`model.F.payload.x` reads `F` of `model`), or nil when a path is computed
     /// or reads `root` whole: then it may read anything.
