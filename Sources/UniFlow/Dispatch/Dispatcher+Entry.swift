@@ -10,11 +10,12 @@ extension Dispatcher {
     func dispatch(_ action: UnsafePointer<uf_action>, waiting: Bool) -> Int32 {
         // Most calls: no via to release, not queued. See Dispatcher+HotPath.swift.
         if mayDispatchFast(action) {
-            func locked() -> Int32 {
-                dispatchLocked(action) { () throws(UniFlowError) in try resolve(try DecodedAction(action.pointee), hasVia: false) }
+            if waiting {
+                return exclusive { dispatchLocked(action) { () throws(UniFlowError) in try resolve(try DecodedAction(action.pointee), hasVia: false) } }
             }
-            if waiting { return exclusive(locked) }
-            return exclusiveUnlessBusy(locked) ?? Status.busy.rawValue
+            return exclusiveUnlessBusy {
+                dispatchLocked(action) { () throws(UniFlowError) in try resolve(try DecodedAction(action.pointee), hasVia: false) }
+            } ?? Status.busy.rawValue
         }
         // Copied once: what is queued outlives the caller's struct.
         let a = action.pointee

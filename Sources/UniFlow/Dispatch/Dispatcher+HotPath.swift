@@ -47,19 +47,20 @@ extension Dispatcher {
     /// it); returns nil, having changed nothing, otherwise.
     @inline(__always)
     private func dispatchFast(_ pointer: UnsafePointer<uf_action>) -> Int32? {
-        // Read in place: the caller's struct stays put for the whole call. Only
-        // scalars are kept on the way; an `ActionHeader` is made only for an
-        // interceptor, and the delivery points at the caller's struct.
-        let a = pointer.pointee
+        // Read in place, field by field (a copy of the whole struct costs more than
+        // the fields a toggle reads): the caller's struct stays put for the whole
+        // call. Only scalars are kept on the way; an `ActionHeader` is made only
+        // for an interceptor, and the delivery points at the caller's struct.
+        let a = pointer
         let kind: ActionKind
-        switch a.kind {
+        switch a.pointee.kind {
         case UF_ACTION_TRANSITION: kind = .transition
         case UF_ACTION_SEND: kind = .send
         case UF_ACTION_INITIALIZE: kind = .initialize
         case UF_ACTION_DEINITIALIZE: kind = .deinitialize
         default: return nil
         }
-        guard let featureName = a.feature, a.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }
+        guard let featureName = a.pointee.feature, a.pointee.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }
         let feature = hot.findFeature(featureName)
         guard feature >= 0 else { return nil }
         let slot = hot.features.pointer(Int(feature))
@@ -72,7 +73,7 @@ extension Dispatcher {
         var key: UnsafePointer<CChar>? = nil
         var armedTimers: Int32
         if table >= 0 {
-            guard let given = a.key, kind == .transition || kind == .send else { return nil }
+            guard let given = a.pointee.key, kind == .transition || kind == .send else { return nil }
             let instances = hot.instanceTables.pointer(Int(table))
             instance = instances.pointee.find(given)
             guard instance >= 0 else { return nil }
@@ -83,7 +84,7 @@ extension Dispatcher {
             key = UnsafePointer(found.key)
             armedTimers = found.timers
         } else {
-            guard a.key == nil, !slot.pointee.hasPayload else { return nil }
+            guard a.pointee.key == nil, !slot.pointee.hasPayload else { return nil }
             current = slot.pointee.state
             armedTimers = slot.pointee.timers
         }
@@ -93,26 +94,26 @@ extension Dispatcher {
         var event: Int32 = -1
         var actualizes = false
         if kind == .send {
-            guard let name = a.event, a.from == nil, a.into == nil, a.same == 0, current >= 0 else { return nil }
+            guard let name = a.pointee.event, a.pointee.from == nil, a.pointee.into == nil, a.pointee.same == 0, current >= 0 else { return nil }
             event = hot.findEvent(name, of: feature)
             guard let target = firstTarget(event, feature: slot.pointee, current: current) else { return nil }
             into = target.into
             actualizes = target.actualize && target.into == current
         } else {
-            guard a.event == nil else { return nil }
-            if let name = a.from {
+            guard a.pointee.event == nil else { return nil }
+            if let name = a.pointee.from {
                 if kind == .initialize { return nil }
                 from = hot.findState(name, of: feature)
                 guard from >= 0 else { return nil }
             }
-            if let name = a.into {
+            if let name = a.pointee.into {
                 if kind == .deinitialize { return nil }
                 into = hot.findState(name, of: feature)
                 guard into >= 0 else { return nil }
             } else if kind != .deinitialize {
                 return nil
             }
-            if a.same != 0 && (kind != .transition || from >= 0) { return nil }
+            if a.pointee.same != 0 && (kind != .transition || from >= 0) { return nil }
         }
         if into >= 0 && stateSlot(into, of: slot.pointee).hasFields { return nil }
 
@@ -125,7 +126,7 @@ extension Dispatcher {
             if from >= 0 {
                 guard current == from else { return nil }
             } else {
-                guard current >= 0, current != into || a.same != 0 else { return nil }
+                guard current >= 0, current != into || a.pointee.same != 0 else { return nil }
             }
             guard hot.allowsTransition(slot.pointee, from: current, into: into) else { return nil }
             mutationKind = .transition

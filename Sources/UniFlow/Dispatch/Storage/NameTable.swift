@@ -31,6 +31,7 @@ struct NameTable {
     private var mask: Int
     private var count = 0
     private let recent: UnsafeMutablePointer<Recent>
+    /// 16 slots, chosen by the top 4 bits of a multiplicative hash.
     private static let recentCount = 16
 
     /// Names are at most 256 bytes: longer keys match nothing.
@@ -101,7 +102,11 @@ struct NameTable {
 
     @inline(__always)
     private func recentSlot(_ name: UnsafePointer<CChar>, _ scope: Int32) -> UnsafeMutablePointer<Recent> {
-        recent + ((Int(bitPattern: name) >> 3 ^ Int(scope)) & (NameTable.recentCount - 1))
+        // Every bit of the pointer counts: string literals such as "A" and "B"
+        // sit two bytes apart, and a slot chosen by the high bits alone made them
+        // evict each other on every call of a toggle.
+        let mixed = (UInt(bitPattern: Int(bitPattern: name)) ^ UInt(UInt32(bitPattern: scope))) &* 0x9E37_79B9_7F4A_7C15
+        return recent + Int(mixed >> 60)
     }
 
     /// The value found last time for this pointer in this scope, if its bytes
