@@ -16,28 +16,13 @@ struct DeferredDelivery {
 /// Delivery on the host's thread: the deferred queue and the loop's descriptor.
 struct LoopRegistry {
     /// Deliveries waiting, oldest first (ended subscriptions' are skipped).
-    var queue: [DeferredDelivery] = []
-    var head = 0
+    var queue = FIFO<DeferredDelivery>()
     /// Deliveries waiting for live subscriptions (what `deferred_limit` bounds).
     var pending = 0
     /// `uf_loop_fd`'s descriptor, made at the first call.
     var descriptor: LoopDescriptor?
     /// The descriptor's state may be out of date.
     var dirty = false
-
-    mutating func popFirst() -> DeferredDelivery? {
-        guard head < queue.count else { return nil }
-        let first = queue[head]
-        head += 1
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 4096 && head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
-        return first
-    }
 }
 
 /// The host's event loop (`docs/time.md`): deferred subscriptions and watches,
@@ -66,7 +51,7 @@ extension Dispatcher {
         }
         loop.queue.append(delivery)
         loop.pending += 1
-        while loop.pending > options.deferredLimit, let oldest = loop.popFirst() {
+        while loop.pending > options.deferredLimit, let oldest = loop.queue.popFirst() {
             guard hot.subscriptions[Int(oldest.subscription)].alive && hot.subscriptions[Int(oldest.subscription)].id == oldest.id else { continue }
             loop.pending -= 1
             dropped(oldest, UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
@@ -87,8 +72,7 @@ extension Dispatcher {
     /// skipped when their turn comes).
     func dropDeliveries(of subscription: Int32) {
         let id = hot.subscriptions[Int(subscription)].id
-        var waiting = 0
-        for i in loop.head..<loop.queue.count where loop.queue[i].subscription == subscription && loop.queue[i].id == id { waiting += 1 }
+        let waiting = loop.queue.waiting.reduce(0) { $0 + ($1.subscription == subscription && $1.id == id ? 1 : 0) }
         loop.pending -= waiting
         loop.dirty = true
     }
@@ -156,8 +140,8 @@ extension Dispatcher {
                 loop.descriptor?.acknowledgeTimer()
                 done += UInt64(fireDueTimers(upTo: time.clock.now()))
             }
-            var count = loop.queue.count - loop.head
-            while count > 0, let delivery = loop.popFirst() {
+            var count = loop.queue.count
+            while count > 0, let delivery = loop.queue.popFirst() {
                 count -= 1
                 guard hot.subscriptions[Int(delivery.subscription)].alive,
                       hot.subscriptions[Int(delivery.subscription)].id == delivery.id else { continue }
@@ -190,23 +174,10 @@ extension Dispatcher {
         scratch.delivery.oldPayload = delivery.oldPayload
         scratch.delivery.newPayload = delivery.newPayload
         scratch.delivery.action = delivery.action
-        let slot = hot.subscriptions[Int(index)]
         registrations.notifyingDepth += 1
-        hot.subscriptions.pointer(Int(index)).pointee.running = true
-        let result = withUnsafeMutablePointer(to: &record) { slot.callback.function(OpaquePointer($0), slot.callback.payload) }
-        let after = hot.subscriptions.pointer(Int(index))
-        after.pointee.running = false
-        if !after.pointee.alive {
-            releasePayload(ofSubscription: index)
-        } else if result == UF_STOP {
-            end(subscription: index)
-        }
+        withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
         registrations.notifyingDepth -= 1
-        if registrations.notifyingDepth == 0 && !registrations.pendingRemovals.isEmpty {
-            let removals = registrations.pendingRemovals
-            registrations.pendingRemovals.removeAll()
-            for removal in removals { removeFromList(removal) }
-        }
+        flushPendingRemovals()
         scratch.delivery.reset()
         withExtendedLifetime(delivery.strings) {}
     }

@@ -249,11 +249,16 @@ extension Dispatcher {
             }
         }
         registrations.notifyingDepth -= 1
-        if registrations.notifyingDepth == 0 && !registrations.pendingRemovals.isEmpty {
-            let removals = registrations.pendingRemovals
-            registrations.pendingRemovals.removeAll()
-            for index in removals { removeFromList(index) }
-        }
+        flushPendingRemovals()
+    }
+
+    /// Takes ended subscriptions out of their lists once no delivery walks them.
+    @inline(__always)
+    func flushPendingRemovals() {
+        guard registrations.notifyingDepth == 0 && !registrations.pendingRemovals.isEmpty else { return }
+        let removals = registrations.pendingRemovals
+        registrations.pendingRemovals.removeAll()
+        for index in removals { removeFromList(index) }
     }
 
     /// Calls one subscription (or, for a deferred one, keeps the mutation for the
@@ -270,8 +275,18 @@ extension Dispatcher {
             return
         }
         record.pointee.subscriptionID = slot.id
-        hot.subscriptions.pointer(Int(index)).pointee.running = true
-        let result = slot.callback.function(OpaquePointer(record), slot.callback.payload)
+        call(subscription: index, record)
+    }
+
+    /// Calls a subscription's function, and ends the subscription if it asks to
+    /// be ended (or releases it, if it was ended while its callback ran).
+    @inline(__always)
+    func call(subscription index: Int32, _ record: UnsafeMutablePointer<MutationRecord>) {
+        let slot = hot.subscriptions.pointer(Int(index))
+        let callback = slot.pointee.callback
+        slot.pointee.running = true
+        let result = callback.function(OpaquePointer(record), callback.payload)
+        // The callback may have subscribed: the table may have moved.
         let after = hot.subscriptions.pointer(Int(index))
         after.pointee.running = false
         if !after.pointee.alive {

@@ -127,27 +127,8 @@ final class ActionExtras {
     }
 }
 
-/// First-in first-out actions waiting for the current one to finish.
-struct ActionQueue {
-    private var items: [ResolvedAction] = []
-    private var head = 0
-
-    var isEmpty: Bool { head == items.count }
-    var count: Int { items.count - head }
-
-    mutating func append(_ action: ResolvedAction) { items.append(action) }
-
-    mutating func popFirst() -> ResolvedAction? {
-        guard head < items.count else { return nil }
-        let action = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        return action
-    }
-}
+/// Actions waiting for the current one to finish, first in first out.
+typealias ActionQueue = FIFO<ResolvedAction>
 
 /// Counts the actions of one outer call against `max_cascade`.
 struct CascadeState {
