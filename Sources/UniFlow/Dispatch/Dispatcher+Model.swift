@@ -1,3 +1,6 @@
+import CSystem
+import Glibc
+
 /// A feature, or one instance of a keyed feature: where a state lives.
 struct Place: Equatable {
     var feature: Int32
@@ -105,11 +108,16 @@ extension Dispatcher {
     /// Releases the storage of instance tables that no longer hold any instance,
     /// so that a million instances come and gone leave nothing behind.
     func releaseEmptyInstanceTables() {
+        var released = 0
         for table in changes.emptiedTables where hot.instanceTables[Int(table)].live == 0 {
+            released += hot.instanceTables[Int(table)].slots.count
             hot.instanceTables.pointer(Int(table)).pointee.deallocate()
             model.instancePayloads[Int(table)] = []
         }
         changes.emptiedTables.removeAll()
+        // The keys of that many instances were freed one by one: glibc keeps such
+        // memory in its free lists unless asked to give it back to the system.
+        if released >= 65_536 { malloc_trim(0) }
     }
 
     // MARK: JSON
