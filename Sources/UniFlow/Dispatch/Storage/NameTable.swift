@@ -115,10 +115,25 @@ struct NameTable {
     func recall(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
         let slot = recentSlot(name, scope)
         if slot.pointee.pointer == name && slot.pointee.scope == scope, let known = slot.pointee.name,
-           strcmp(known, name) == 0 {
+           NameTable.sameName(known, name) {
             return slot.pointee.value
         }
         return -1
+    }
+
+    /// Whether two C strings are equal. Names are mostly short: their first bytes
+    /// are compared inline (a call to `strcmp` costs more than a short name), the
+    /// rest by `strcmp`. Neither string is read past its NUL.
+    @inline(__always)
+    static func sameName(_ known: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>) -> Bool {
+        var i = 0
+        while i < 8 {
+            let byte = known[i]
+            if byte != name[i] { return false }
+            if byte == 0 { return true }
+            i += 1
+        }
+        return strcmp(known + 8, name + 8) == 0
     }
 
     /// Notes that `name` (the caller's pointer) found `value`, registered as `registered`.
