@@ -150,7 +150,9 @@ import Testing
         #expect(uf_graph_dot(d, nil, &dotOut) == UF_OK)
         let dot = dotOut.map { String(cString: $0) } ?? ""
         uf_free(dotOut)
-        // What follows the last cluster: the helper nodes, then the edges.
+        // What follows the last cluster: the helper nodes, then the edges. The
+        // transition into a computed state acts on Notifier as a whole from
+        // inside its cluster: it ends at Notifier's border dot.
         let lines = dot.split(separator: "\n", omittingEmptySubsequences: false)
         let tail = lines[(lines.lastIndex(of: "  }") ?? 0) + 2 ..< lines.count - 1].joined(separator: "\n")
         #expect(tail == #"""
@@ -158,12 +160,32 @@ import Testing
           "#handler:notify" [label="notify()", shape=cds];
           "#computed-feature" [label="computed feature", shape=plaintext];
           "#unknown:Elsewhere" [label="Elsewhere?", shape=plaintext];
+          "Notifier#border" [shape=point, width=0.08, color=gray40, label="", tooltip="Notifier: any state"];
+          "Notifier.Idle" -> "Notifier#border" [ltail=cluster_Notifier, arrowhead=none, color=gray40];
           "#any-mutation" -> "#handler:notify" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Tell the host", tooltip="[Tell the host] WHEN AnyMutation, THEN call notify."];
           "Notifier.Sending" -> "#computed-feature" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
           "Notifier.Sending" -> "#unknown:Elsewhere" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
+          "Notifier.Sending" -> "Notifier#border" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
           "Notifier.Sending" -> "Notifier.Idle" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
         }
         """#)
+    }
+
+    @Test func aBindingActingOnItsOwnFeatureAsAWholeUsesTheBorderDot() {
+        let h = Harness(#"""
+        {"feature": "Session", "states": {"Active": {}, "Closed": {}},
+         "bindings": [{"scenario": "close", "when": "TransitionInto<Session.Closed>",
+                       "then": {"submit": [{"kind": "deinitialize", "feature": "Session"}]}},
+                      {"scenario": "reopen", "when": "Deinitialization<Session>",
+                       "then": {"submit": [{"kind": "initialize", "feature": "Session", "into": "Active"}]}},
+                      {"scenario": "echo", "when": "Initialization<Session>",
+                       "then": {"submit": [{"kind": "trigger", "feature": "Session"}]}}]}
+        """#)
+        let edges = (Self.graph(h).dot ?? "").split(separator: "\n").filter { $0.contains("->") }.map { $0.split(separator: " [")[0] }
+        #expect(edges == [#"  "Session.Active" -> "Session#border""#,
+                          #"  "Session.Closed" -> "Session#border""#,
+                          #"  "Session#border" -> "Session.Active""#,
+                          #"  "Session#border" -> "Session#border""#])
     }
 
     @Test func labelsEscapeQuotesBackslashesAndNewlines() {

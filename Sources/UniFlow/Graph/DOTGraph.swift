@@ -35,7 +35,8 @@
 ///   `AnyMutation`. It ends at each feature its `then.submit` templates act on: the
 ///   literal `into` state (`in` for an actualize), else the feature's cluster; at a
 ///   "computed feature" node when the feature is a `{"$": rule}`; and at a node for
-///   the host handler when the binding has `then.call`.
+///   the host handler when the binding has `then.call`. A feature's cluster at one
+///   end of an edge whose other end is inside it is its border dot instead.
 /// * When only one feature is drawn, its own bindings and timers are drawn, and
 ///   states of other features they touch appear as dashed nodes named
 ///   `Feature.State`.
@@ -116,11 +117,15 @@ struct DOTGraph {
                 var heads: [Endpoint] = []
                 for target in targets(of: binding) where !heads.contains(target) { heads.append(target) }
                 if heads.isEmpty { continue }  // `"submit": []` and no call: acts on nothing
-                for endpoint in [source] + heads { declare(endpoint) }
+                let pairs = heads.map { bindingEnds(from: source, to: $0, inDrawing: inDrawing) }
+                for (tail, head) in pairs {
+                    declare(tail)
+                    declare(head)
+                }
                 // Two targets can draw the same edge (a state, and its feature anchored there).
                 var drawnEdges: [String] = []
-                for target in heads {
-                    let line = edge(from: source, to: target, attributes: bindingAttributes(binding), inDrawing: inDrawing)
+                for (tail, head) in pairs {
+                    let line = edge(from: tail, to: head, attributes: bindingAttributes(binding), inDrawing: inDrawing)
                     if !drawnEdges.contains(line) { drawnEdges.append(line) }
                 }
                 edges += drawnEdges.joined()
@@ -356,6 +361,22 @@ struct DOTGraph {
             return "  \(id) [shape=point, width=0.08, color=gray40, label=\"\", tooltip=\(Self.quoted("\(name): any state"))];\n"
                 + "  \(Self.quoted(nodeID(f, 0))) -> \(id) [ltail=cluster_\(name), arrowhead=none, color=gray40];\n"
         }
+    }
+
+    /// A binding edge's ends. A drawn feature as a whole, at the other end of an
+    /// edge that stays inside its cluster (a binding of a feature acting on
+    /// itself), is its border dot: the cluster cannot clip such an edge, which
+    /// would otherwise seem to start or end at the feature's first state.
+    private func bindingEnds(from source: Endpoint, to target: Endpoint,
+                             inDrawing: Set<Int>) -> (tail: Endpoint, head: Endpoint) {
+        var (tail, head) = (source, target)
+        if case .feature(let f) = head, inDrawing.contains(f), endpoint(tail, isInside: head) {
+            head = .border(f)
+        }
+        if case .feature(let f) = tail, inDrawing.contains(f), endpoint(head, isInside: tail) || head == .border(f) {
+            tail = .border(f)
+        }
+        return (tail, head)
     }
 
     private func bindingAttributes(_ binding: BindingDefinition) -> [String] {
