@@ -762,6 +762,13 @@ final class GuardLog {
             #expect(h.feature("Transfer") == state, "step \(i)")
         }
         #expect(h.lastError == "Transfer in state Success has no transition for event 'cancel'")
+        // The binding picks the express tariff for large amounts, in the same call.
+        let recorder = h.record()
+        #expect(h.submit(#"{"kind":"deinitialize","feature":"Transfer"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Transfer","into":"Amount"}"#) == UF_OK)
+        #expect(uf_send(h.d, "Transfer", nil, "next", #"{"amount":25000}"#) == UF_OK)
+        #expect(h.feature("Transfer") == #"{"state":"Confirmation","payload":{"country":"DE","amount":25000,"tariff":"express","fee":5}}"#)
+        #expect(recorder.mutations.count == 4)
     }
 }
 
