@@ -719,6 +719,25 @@ final class GuardLog {
         #expect(Array(h.reports[reports...]) == [#"{"event":"rejected","action":{"kind":"send","feature":"Router","event":"go"},"status":"UF_REJECTED","reason":"Router in state D has no transition for event 'go'"}"#])
     }
 
+    @Test func whatAGuardHandlerQueuesInsideABatchThatRollsBackIsDropped() {
+        let h = Harness(Seeds.toggle)
+        var queued: [Int32] = []
+        registerHandler(h, "ask") { call in
+            queued.append(uf_submit(uf_binding_call_dispatcher(call), #"{"kind":"initialize","feature":"Toggle","into":"On"}"#))
+            return 1
+        }
+        #expect(uf_register(h.d, #"{"feature": "F", "states": {"A": {"on": {"go": {"into": "B", "call": "ask"}}}, "B": {}}}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"F","into":"A"}"#) == UF_OK)
+        #expect(uf_submit_batch(h.d, #"[{"kind":"send","feature":"F","event":"go"},{"kind":"send","feature":"F","event":"go"}]"#) == UF_REJECTED)
+        #expect(h.lastError == "batch[1]: F in state B has no transition for event 'go'")
+        #expect(queued == [UF_QUEUED])
+        #expect(h.state == #"{"F":{"state":"A","payload":{}}}"#)
+        // Committed, the batch runs what the guard queued after it.
+        #expect(uf_submit_batch(h.d, #"[{"kind":"send","feature":"F","event":"go"}]"#) == UF_OK)
+        #expect(queued == [UF_QUEUED, UF_QUEUED])
+        #expect(h.state == #"{"Toggle":{"state":"On","payload":{}},"F":{"state":"B","payload":{}}}"#)
+    }
+
     // MARK: The documented flow
 
     @Test func theTransferExampleRunsAsDocsEventsMdTellsIt() throws {
