@@ -63,8 +63,8 @@ struct DOTGraph {
         /// A host handler called by `then.call`.
         case handler(String)
         /// A drawn feature's border, for edges that start or end at the feature
-        /// as a whole inside its own cluster (its own `on`, its timers' actions
-        /// on itself): a dot outside the cluster, tied to it.
+        /// as a whole inside its own cluster (its own `on`; its timers and
+        /// bindings acting on itself): a dot outside the cluster, tied to it.
         case border(Int)
     }
 
@@ -101,12 +101,16 @@ struct DOTGraph {
             edges += fromBorder.joined()
             for (s, state) in definitions[f].states.enumerated() {
                 for timer in state.timers {
-                    var heads: [Endpoint] = []
-                    for head in targets(of: timer.submit, from: f) where !heads.contains(head) { heads.append(head) }
-                    for head in heads where !endpoint(head, isInside: .feature(f)) {
+                    var pairs: [(tail: Endpoint, head: Endpoint)] = []
+                    for target in targets(of: timer.submit) {
+                        let pair = ends(from: .state(feature: f, state: s), to: target, inDrawing: inDrawing)
+                        // States of its own feature are drawn inside the cluster.
+                        if case .state(f, _) = pair.head { continue }
+                        if !pairs.contains(where: { $0.head == pair.head }) { pairs.append(pair) }
+                    }
+                    for (tail, head) in pairs {
                         declare(head)
-                        edges += edge(from: .state(feature: f, state: s), to: head, attributes: timerAttributes(timer),
-                                      inDrawing: inDrawing)
+                        edges += edge(from: tail, to: head, attributes: timerAttributes(timer), inDrawing: inDrawing)
                     }
                 }
             }
@@ -117,7 +121,7 @@ struct DOTGraph {
                 var heads: [Endpoint] = []
                 for target in targets(of: binding) where !heads.contains(target) { heads.append(target) }
                 if heads.isEmpty { continue }  // `"submit": []` and no call: acts on nothing
-                let pairs = heads.map { bindingEnds(from: source, to: $0, inDrawing: inDrawing) }
+                let pairs = heads.map { ends(from: source, to: $0, inDrawing: inDrawing) }
                 for (tail, head) in pairs {
                     declare(tail)
                     declare(head)
@@ -186,8 +190,8 @@ struct DOTGraph {
         // cluster and are drawn with the bindings.
         for (s, state) in definition.states.enumerated() {
             for timer in state.timers {
-                for case .state(let g, let into) in targets(of: timer.submit, from: f) where g == f {
-                    add("    \(Self.quoted(nodeID(f, s))) -> \(Self.quoted(nodeID(f, into))) [\(timerAttributes(timer))];\n")
+                for case .state(let g, let into) in targets(of: timer.submit) where g == f {
+                    add("    \(Self.quoted(nodeID(f, s))) -> \(Self.quoted(nodeID(f, into))) [\(timerAttributes(timer).joined(separator: ", "))];\n")
                 }
             }
         }
@@ -212,10 +216,6 @@ struct DOTGraph {
         var attributes = ["style=dotted", "label=\(Self.quoted("after " + Self.delayText(timer.ms)))"]
         if let scenario = timer.scenario { attributes.append("tooltip=\(Self.quoted(scenario))") }
         return attributes
-    }
-
-    private func timerAttributes(_ timer: StateTimer) -> String {
-        timerAttributes(timer).joined(separator: ", ")
     }
 
     /// A delay in the largest unit that holds it whole — `h`, `min`, `s`, else
@@ -288,10 +288,8 @@ struct DOTGraph {
         return result + targets(of: binding.thenSubmit)
     }
 
-    /// What action templates act on. `owner`, when given, is the feature whose
-    /// timer submits them: what they do to that feature as a whole ends at its
-    /// border, since the edge starts inside its cluster.
-    func targets(of templates: [JSONValue], from owner: Int? = nil) -> [Endpoint] {
+    /// What action templates (a binding's or a timer's) act on.
+    func targets(of templates: [JSONValue]) -> [Endpoint] {
         var result: [Endpoint] = []
         for template in templates {
             guard let object = template.objectValue else { continue }
@@ -303,14 +301,11 @@ struct DOTGraph {
                 result.append(.unknownFeature(name))
                 continue
             }
-            var target: Endpoint
             switch object["kind"]?.stringValue {
-            case "initialize", "transition": target = state(object["into"]?.stringValue, of: f)
-            case "actualize": target = state(object["in"]?.stringValue, of: f)
-            default: target = .feature(f)
+            case "initialize", "transition": result.append(state(object["into"]?.stringValue, of: f))
+            case "actualize": result.append(state(object["in"]?.stringValue, of: f))
+            default: result.append(.feature(f))
             }
-            if case .feature(f) = target, owner == f { target = .border(f) }
-            result.append(target)
         }
         return result
     }
@@ -363,11 +358,11 @@ struct DOTGraph {
         }
     }
 
-    /// A binding edge's ends. A drawn feature as a whole, at the other end of an
-    /// edge that stays inside its cluster (a binding of a feature acting on
-    /// itself), is its border dot: the cluster cannot clip such an edge, which
+    /// An edge's ends (a binding's or a timer's). A drawn feature as a whole, at
+    /// the other end of an edge that stays inside its cluster (a feature acting
+    /// on itself), is its border dot: the cluster cannot clip such an edge, which
     /// would otherwise seem to start or end at the feature's first state.
-    private func bindingEnds(from source: Endpoint, to target: Endpoint,
+    private func ends(from source: Endpoint, to target: Endpoint,
                              inDrawing: Set<Int>) -> (tail: Endpoint, head: Endpoint) {
         var (tail, head) = (source, target)
         if case .feature(let f) = head, inDrawing.contains(f), endpoint(tail, isInside: head) {
