@@ -707,10 +707,14 @@ int uf_send(uf_dispatcher *d, const char *feature, const char *key, const char *
 /* Draws registered features as Graphviz DOT: states as nodes (initial states
  * marked), declared transitions as edges, model bindings as dashed edges labelled
  * with their scenario, from the mutation they wait for to the feature they act
- * on; state timers as dotted edges labelled "after 30 s"; event targets as edges
- * labelled "on E [spec]" (a feature's own `on` from its border). A keyed feature's
- * label is marked [key]. feature NULL: all features. UF_ENOTFOUND for an unknown
- * feature. *out_dot is freed with uf_free. */
+ * on; event targets as edges labelled "on E [spec]" (drawn instead of the
+ * declared transitions they take; a feature's own `on` starts at a dot tied to
+ * its cluster's border); state timers as dotted edges labelled "after 30 s" (the
+ * delay in the largest of h, min, s and ms that holds it whole: "after 250 ms",
+ * "after 90 s", "after 5 min") to the state each action they submit enters, else
+ * to the border of the feature it acts on. A keyed feature's label is marked
+ * [key]. feature NULL: all features. UF_ENOTFOUND for an unknown feature.
+ * *out_dot is freed with uf_free. */
 int uf_graph_dot(uf_dispatcher *d, const char *feature, char **out_dot);
 
 #ifdef __cplusplus

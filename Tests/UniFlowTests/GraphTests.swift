@@ -150,7 +150,9 @@ import Testing
         #expect(uf_graph_dot(d, nil, &dotOut) == UF_OK)
         let dot = dotOut.map { String(cString: $0) } ?? ""
         uf_free(dotOut)
-        // What follows the last cluster: the helper nodes, then the edges.
+        // What follows the last cluster: the helper nodes, then the edges. The
+        // transition into a computed state acts on Notifier as a whole from
+        // inside its cluster: it ends at Notifier's border dot.
         let lines = dot.split(separator: "\n", omittingEmptySubsequences: false)
         let tail = lines[(lines.lastIndex(of: "  }") ?? 0) + 2 ..< lines.count - 1].joined(separator: "\n")
         #expect(tail == #"""
@@ -158,12 +160,32 @@ import Testing
           "#handler:notify" [label="notify()", shape=cds];
           "#computed-feature" [label="computed feature", shape=plaintext];
           "#unknown:Elsewhere" [label="Elsewhere?", shape=plaintext];
+          "Notifier#border" [shape=point, width=0.08, color=gray40, label="", tooltip="Notifier: any state"];
+          "Notifier.Idle" -> "Notifier#border" [ltail=cluster_Notifier, arrowhead=none, color=gray40];
           "#any-mutation" -> "#handler:notify" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Tell the host", tooltip="[Tell the host] WHEN AnyMutation, THEN call notify."];
           "Notifier.Sending" -> "#computed-feature" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
           "Notifier.Sending" -> "#unknown:Elsewhere" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
+          "Notifier.Sending" -> "Notifier#border" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
           "Notifier.Sending" -> "Notifier.Idle" [style=dashed, color=royalblue4, fontcolor=royalblue4, label="Fan out", tooltip="[Fan out] WHEN TransitionInto<Notifier.Sending>, THEN initialize ? and initialize Elsewhere and transition Notifier and transition Notifier."];
         }
         """#)
+    }
+
+    @Test func aBindingActingOnItsOwnFeatureAsAWholeUsesTheBorderDot() {
+        let h = Harness(#"""
+        {"feature": "Session", "states": {"Active": {}, "Closed": {}},
+         "bindings": [{"scenario": "close", "when": "TransitionInto<Session.Closed>",
+                       "then": {"submit": [{"kind": "deinitialize", "feature": "Session"}]}},
+                      {"scenario": "reopen", "when": "Deinitialization<Session>",
+                       "then": {"submit": [{"kind": "initialize", "feature": "Session", "into": "Active"}]}},
+                      {"scenario": "echo", "when": "Initialization<Session>",
+                       "then": {"submit": [{"kind": "trigger", "feature": "Session"}]}}]}
+        """#)
+        let edges = (Self.graph(h).dot ?? "").split(separator: "\n").filter { $0.contains("->") }.map { $0.split(separator: " [")[0] }
+        #expect(edges == [#"  "Session.Active" -> "Session#border""#,
+                          #"  "Session.Closed" -> "Session#border""#,
+                          #"  "Session#border" -> "Session.Active""#,
+                          #"  "Session#border" -> "Session#border""#])
     }
 
     @Test func labelsEscapeQuotesBackslashesAndNewlines() {
@@ -184,6 +206,148 @@ import Testing
         #expect(DOTGraph.wrapped("Averyveryveryverylongwordthatdoesnotfit here", width: 10)
                 == "Averyveryveryverylongwordthatdoesnotfit\nhere")
         #expect(DOTGraph.wrapped("", width: 10) == "")
+    }
+
+    // MARK: Events
+
+    static let flow = #"""
+    {"feature": "Flow",
+     "states": {"Form": {"fields": {"n": {"type": "number", "optional": true}},
+                         "on": {"next": [{"into": "Invalid", "spec": "below 10", "if": {"<": [{"var": "event.payload.n"}, 10]}},
+                                         {"into": "Review", "call": "approve"}],
+                                "edit": {"into": "Form", "actualize": true}}},
+                "Invalid": {"on": {"retry": "Form"}},
+                "Review": {"on": {"back": "Form"}},
+                "Done": {}},
+     "initial": ["Form"],
+     "transitions": {"Form": ["Invalid", "Review", "Form"], "Invalid": ["Form"], "Review": ["Form", "Done"], "Done": []},
+     "on": {"reset": {"into": "Form", "spec": "start over"}, "finish": "Done"}}
+    """#
+
+    /// A dispatcher with the `approve` handler the flow's guard names.
+    static func flowHarness(_ more: String...) -> Harness {
+        let h = Harness()
+        #expect(uf_register_handler(h.d, "approve", { _, _ in 1 }, nil, nil) == UF_OK)
+        for definition in [Self.flow] + more {
+            #expect(uf_register(h.d, definition) == UF_OK, "\(h.lastError)")
+        }
+        return h
+    }
+
+    @Test func eventTargetsAreLabelledArrowsThatStandForTheTransitionsTheyTake() {
+        let h = Self.flowHarness()
+        // Form -> Form is declared but only taken as an actualization: it keeps its
+        // own arrow; Review -> Done is taken by no event of Review (only by the
+        // feature's `finish`): it keeps its own too.
+        #expect(Self.graph(h).dot == #"""
+        digraph uniflow {
+          graph [rankdir=LR, compound=true, fontname="Helvetica", fontsize=12, nodesep=0.3, ranksep=0.45];
+          node [shape=box, style=rounded, fontname="Helvetica", fontsize=11];
+          edge [fontname="Helvetica", fontsize=9];
+
+          subgraph cluster_Flow {
+            label="Flow";
+            style=rounded; color=gray40;
+            "Flow#entry" [shape=point, width=0.1, label=""];
+            "Flow.Form" [label="Form", peripheries=2, tooltip="n: number?"];
+            "Flow.Invalid" [label="Invalid"];
+            "Flow.Review" [label="Review"];
+            "Flow.Done" [label="Done"];
+            "Flow#entry" -> "Flow.Form";
+            "Flow.Form" -> "Flow.Form";
+            "Flow.Review" -> "Flow.Done";
+            "Flow.Form" -> "Flow.Invalid" [label="on next [below 10]", tooltip="if {\"<\":[{\"var\":\"event.payload.n\"},10]}"];
+            "Flow.Form" -> "Flow.Review" [label="on next", tooltip="call approve"];
+            "Flow.Form" -> "Flow.Form" [label="on edit"];
+            "Flow.Invalid" -> "Flow.Form" [label="on retry"];
+            "Flow.Review" -> "Flow.Form" [label="on back"];
+          }
+
+          "Flow#border" [shape=point, width=0.08, color=gray40, label="", tooltip="Flow: any state"];
+          "Flow.Form" -> "Flow#border" [ltail=cluster_Flow, arrowhead=none, color=gray40];
+          "Flow#border" -> "Flow.Form" [label="on reset [start over]"];
+          "Flow#border" -> "Flow.Done" [label="on finish"];
+        }
+
+        """#)
+    }
+
+    @Test func withoutTransitionsEveryEventTargetIsStillDrawn() {
+        let h = Harness(#"{"feature": "Light", "states": {"Off": {"on": {"flip": "On"}}, "On": {"on": {"flip": "Off"}}}}"#)
+        let dot = Self.graph(h).dot ?? ""
+        #expect(dot.contains(#"label="Light\n(any initial state, any transition)";"#))
+        let arrows = dot.split(separator: "\n").filter { $0.contains("->") }
+        #expect(arrows == [#"    "Light.Off" -> "Light.On" [label="on flip"];"#,
+                           #"    "Light.On" -> "Light.Off" [label="on flip"];"#])
+    }
+
+    @Test func twoTargetsThatDrawTheSameArrowDrawItOnce() {
+        let h = Harness(#"{"feature": "Twice", "states": {"A": {"on": {"go": ["B", "B"]}}, "B": {}}, "on": {"up": ["A", "A"]}}"#)
+        let arrows = (Self.graph(h).dot ?? "").split(separator: "\n").filter { $0.contains("on go") || $0.contains("on up") }
+        #expect(arrows == [#"    "Twice.A" -> "Twice.B" [label="on go"];"#,
+                           #"  "Twice#border" -> "Twice.A" [label="on up"];"#])
+    }
+
+    @Test func aKeyedFeatureIsDrawnOnceItsLabelMarked() {
+        let h = Harness(#"{"feature": "Download", "instances": "keyed", "states": {"Idle": {}, "Busy": {}}, "initial": ["Idle"], "transitions": {"Idle": ["Busy"]}}"#,
+                        #"{"feature": "Any", "instances": "keyed", "states": {"S": {}}}"#)
+        let dot = Self.graph(h).dot ?? ""
+        #expect(dot.contains(#"    label="Download [key]";"#))
+        #expect(dot.contains(#"    label="Any [key]\n(any initial state, any transition)";"#))
+        #expect(dot.split(separator: "\n").filter { $0.contains("subgraph cluster_") }.count == 2)
+    }
+
+    // MARK: Timers
+
+    @Test(arguments: [
+        (0, "0 ms"), (1, "1 ms"), (250, "250 ms"), (999, "999 ms"), (1000, "1 s"), (1500, "1500 ms"),
+        (30_000, "30 s"), (59_000, "59 s"), (60_000, "1 min"), (90_000, "90 s"), (300_000, "5 min"),
+        (5_400_000, "90 min"), (3_600_000, "1 h"), (86_400_000, "24 h"), (9_007_199_254_740_992, "9007199254740992 ms"),
+    ] as [(UInt64, String)])
+    func aDelayIsWrittenInTheLargestUnitThatHoldsItWhole(ms: UInt64, text: String) {
+        #expect(DOTGraph.delayText(ms) == text)
+    }
+
+    static let session = #"""
+    {"feature": "Session", "instances": "keyed",
+     "states": {"Active": {"after": [{"ms": 300000, "scenario": "Lock when idle",
+                                      "submit": [{"kind": "transition", "feature": "Session", "from": "Active", "into": "Locked"},
+                                                 {"kind": "actualize", "feature": "Audit", "in": "Logging", "payload": {"lines": 1}}]}]},
+                "Locked": {"after": [{"ms": 30000, "submit": [{"kind": "deinitialize", "feature": "Session"}]},
+                                     {"ms": 250, "submit": [{"kind": "send", "feature": "Session", "event": "ping"},
+                                                            {"kind": "trigger", "feature": "Audit"}]}],
+                           "on": {"ping": "Locked"}}},
+     "initial": ["Active"]}
+    """#
+
+    static let audit = #"""
+    {"feature": "Audit", "states": {"Logging": {"fields": {"lines": "integer"}}}}
+    """#
+
+    @Test func aStateTimerIsADottedArrowToTheStateItsActionsEnterElseToTheBorder() {
+        let h = Harness(Self.audit, Self.session)
+        let dot = Self.graph(h).dot ?? ""
+        let lines = dot.split(separator: "\n").map(String.init)
+        // Into a state of its own feature: inside the cluster.
+        #expect(lines.contains(#"    "Session.Active" -> "Session.Locked" [style=dotted, label="after 5 min", tooltip="Lock when idle"];"#))
+        // Everything else after the clusters: its own feature as a whole (a
+        // deinitialization, a send) at the border dot; another feature's state; another
+        // feature as a whole clipped at its cluster.
+        let outside = Array(lines[(lines.lastIndex(of: "  }") ?? 0) + 1 ..< lines.count - 1])
+        #expect(outside == [
+            #"  "Session#border" [shape=point, width=0.08, color=gray40, label="", tooltip="Session: any state"];"#,
+            #"  "Session.Active" -> "Session#border" [ltail=cluster_Session, arrowhead=none, color=gray40];"#,
+            #"  "Session.Active" -> "Audit.Logging" [style=dotted, label="after 5 min", tooltip="Lock when idle"];"#,
+            #"  "Session.Locked" -> "Session#border" [style=dotted, label="after 30 s"];"#,
+            #"  "Session.Locked" -> "Session#border" [style=dotted, label="after 250 ms"];"#,
+            #"  "Session.Locked" -> "Audit.Logging" [style=dotted, label="after 250 ms", lhead=cluster_Audit];"#,
+        ])
+        // Drawn alone, the other feature's state and the feature itself are dashed nodes.
+        let alone = Self.graph(h, "Session").dot ?? ""
+        #expect(!alone.contains("subgraph cluster_Audit"))
+        #expect(alone.contains(#"  "Audit.Logging" [label="Audit.Logging", style="rounded,dashed"];"#))
+        #expect(alone.contains(#"  "Audit#feature" [label="Audit", style=dashed];"#))
+        #expect(alone.contains(#"  "Session.Locked" -> "Audit#feature" [style=dotted, label="after 250 ms"];"#))
     }
 
     // MARK: One feature
@@ -278,6 +442,19 @@ import Testing
             guard let text else { continue }
             let dot = String(cString: text)
             uf_free(text)
+            let (exit, stderr) = try Self.render(dot)
+            #expect(exit == 0, "dot -Tsvg failed for \(feature ?? "all"): \(stderr)")
+            #expect(stderr.isEmpty, "dot -Tsvg warned for \(feature ?? "all"): \(stderr)")
+        }
+    }
+
+    @Test(.enabled(if: Graphs.dotAvailable, "Graphviz's dot is not installed"))
+    func graphvizRendersEventsTimersAndKeyedFeaturesWithoutAWarning() throws {
+        let h = Self.flowHarness(Self.audit, Self.session)
+        let transfer = "\(#filePath)".split(separator: "/").dropLast(3).joined(separator: "/") + "/examples/definitions/transfer.json"
+        #expect(uf_register_file(h.d, "/" + transfer) == UF_OK, "\(h.lastError)")
+        for feature in [nil, "Flow", "Audit", "Session", "Transfer"] as [String?] {
+            let dot = try #require(Self.graph(h, feature).dot)
             let (exit, stderr) = try Self.render(dot)
             #expect(exit == 0, "dot -Tsvg failed for \(feature ?? "all"): \(stderr)")
             #expect(stderr.isEmpty, "dot -Tsvg warned for \(feature ?? "all"): \(stderr)")

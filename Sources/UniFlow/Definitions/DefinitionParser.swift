@@ -266,15 +266,18 @@ enum DefinitionParser {
             guard isValidName(event) else { throw UniFlowError(.schema, "\(path): '\(event)' is not a valid event name") }
             let eventPath = "\(path).\(event)"
             var targets: [EventTarget] = []
+            let listed: Bool
             if case .array(let items) = value {
+                listed = true
                 guard !items.isEmpty else { throw UniFlowError(.schema, "\(eventPath): a list of targets must not be empty") }
                 for (i, item) in items.enumerated() {
                     targets.append(try parseTarget(item, from: from, states: states, transitions: transitions, at: "\(eventPath)[\(i)]"))
                 }
             } else {
+                listed = false
                 targets.append(try parseTarget(value, from: from, states: states, transitions: transitions, at: eventPath))
             }
-            events.append(EventTargets(event: event, targets: targets))
+            events.append(EventTargets(event: event, targets: targets, listed: listed))
         }
         return events
     }

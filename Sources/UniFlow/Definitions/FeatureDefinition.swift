@@ -133,6 +133,9 @@ enum RestorePolicy: String, Sendable, CaseIterable {
 struct EventTargets {
     var event: String
     var targets: [EventTarget]
+    /// Written as a list (`"e": [...]`, even of one target) rather than one
+    /// target: error paths index the list (`on.e[0]`).
+    var listed = false
 }
 
 /// Where an event may lead: a state, guarded by a rule and/or a host handler.

@@ -42,7 +42,7 @@ extension Dispatcher {
                 for entry in events {
                     for (j, target) in entry.targets.enumerated() {
                         if let name = target.call, bindings.handlers[name] == nil {
-                            let where_ = entry.targets.count == 1 ? "\(path).\(entry.event)" : "\(path).\(entry.event)[\(j)]"
+                            let where_ = entry.listed ? "\(path).\(entry.event)[\(j)]" : "\(path).\(entry.event)"
                             throw UniFlowError(.notFound, "\(where_).call: unknown handler '\(name)'")
                         }
                     }
