@@ -4,11 +4,13 @@ import Testing
 @testable import UniFlow
 
 /// `uf_dispatch` takes a hot path for payload-free actions (Dispatcher+HotPath.swift)
-/// and the general path for everything else. Whichever it takes, a host must see
-/// exactly what `uf_submit` of the same action gives: the same status and message,
-/// the same mutations (with their action), reports and model. These tests drive two
-/// dispatchers side by side, one with JSON and one with structs, through thousands
-/// of generated actions, valid and not.
+/// and the general path for everything else; `uf_submit` takes the same hot path
+/// for a plain JSON action. Whichever it takes, a host must see exactly what the
+/// general path gives: the same status and message, the same mutations (with
+/// their action), reports and model. These tests drive three dispatchers side by
+/// side through thousands of generated actions, valid and not: one with structs,
+/// one with JSON, and a reference that journals (which keeps every action off the
+/// hot path).
 @Suite struct HotPath {
     static let definitions = [
         Seeds.toggle,
@@ -96,36 +98,50 @@ import Testing
         }
     }
 
-    private func pair(options: String? = nil) -> (json: Harness, structs: Harness) {
-        (Harness(options: options, HotPath.definitions[0], HotPath.definitions[1], HotPath.definitions[2], HotPath.definitions[3]),
-         Harness(options: options, HotPath.definitions[0], HotPath.definitions[1], HotPath.definitions[2], HotPath.definitions[3]))
+    private func dispatcher(options: String?) -> Harness {
+        Harness(options: options, HotPath.definitions[0], HotPath.definitions[1], HotPath.definitions[2], HotPath.definitions[3])
+    }
+
+    /// The reference's options: the same, plus a journal.
+    private func journaling(_ options: String?, _ path: String) -> String {
+        let journal = #""journal":"\#(path)""#
+        guard let options, options.count > 2 else { return "{\(journal)}" }
+        return "{\(journal)," + options.dropFirst()
     }
 
     private func compare(_ seed: UInt64, steps: Int, options: String? = nil, reports: Bool = false) {
-        let (json, structs) = pair(options: options)
+        let path = temporaryPath("hotpath-reference")
+        defer { unlink(path) }
+        let reference = dispatcher(options: journaling(options, path))
+        let json = dispatcher(options: options)
+        let structs = dispatcher(options: options)
         if reports {
-            json.captureReports()
-            structs.captureReports()
+            for h in [reference, json, structs] { h.captureReports() }
         }
+        let seenByReference = reference.record()
         let seenByJSON = json.record()
         let seenByStructs = structs.record()
         var generator = Generator(state: seed)
         for i in 0..<steps {
             let step = generator.step()
-            let expected = json.submit(step.json)
-            let expectedError = json.lastError
-            let got = step.dispatch(structs.d)
-            #expect(got == expected, "seed \(seed), step \(i): \(step)")
-            if expected != UF_OK {
-                #expect(structs.lastError == expectedError, "seed \(seed), step \(i): \(step)")
+            let expected = reference.submit(step.json)
+            let expectedError = reference.lastError
+            for (h, got) in [(json, json.submit(step.json)), (structs, step.dispatch(structs.d))] {
+                #expect(got == expected, "seed \(seed), step \(i): \(step)")
+                if expected != UF_OK {
+                    #expect(h.lastError == expectedError, "seed \(seed), step \(i): \(step)")
+                }
+                if got != expected { return }
             }
-            if got != expected { return }
         }
         // The generated actions apply often enough for the comparison to mean something.
-        #expect(seenByJSON.mutations.count > steps / 20, "seed \(seed)")
-        #expect(seenByStructs.mutations == seenByJSON.mutations, "seed \(seed)")
-        #expect(structs.reports == json.reports, "seed \(seed)")
-        #expect(structs.state == json.state, "seed \(seed)")
+        #expect(seenByReference.mutations.count > steps / 20, "seed \(seed)")
+        #expect(seenByStructs.mutations == seenByReference.mutations, "seed \(seed)")
+        #expect(seenByJSON.mutations == seenByReference.mutations, "seed \(seed)")
+        #expect(structs.reports == reference.reports, "seed \(seed)")
+        #expect(json.reports == reference.reports, "seed \(seed)")
+        #expect(structs.state == reference.state, "seed \(seed)")
+        #expect(json.state == reference.state, "seed \(seed)")
     }
 
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
