@@ -11,7 +11,9 @@ the library at run time through ``UNIFLOW_LIBRARY`` or the system's search path.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Optional
@@ -22,6 +24,24 @@ from setuptools.dist import Distribution
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+
+
+def header_version() -> str:
+    """UNIFLOW_VERSION of Include/uniflow.h, the one place the version is written; built
+    away from the source tree, the version of the library being bundled (which was
+    built from that header)."""
+    header = ROOT / "Include" / "uniflow.h"
+    if header.is_file():
+        match = re.search(r'^#define UNIFLOW_VERSION "([0-9]+\.[0-9]+\.[0-9]+)"', header.read_text(), re.MULTILINE)
+        if match is None:
+            raise RuntimeError(f"no UNIFLOW_VERSION in {header}")
+        return match.group(1)
+    library = built_library()
+    if library is None:
+        raise RuntimeError("uniflow: neither Include/uniflow.h nor a built libuniflow.so to read the version from")
+    lib = ctypes.CDLL(str(library))
+    lib.uf_version.restype = ctypes.c_char_p
+    return str(lib.uf_version().decode())
 FOLDERS = ("build/prefix/lib", "build/release", ".build/release", ".build/debug")
 
 
@@ -41,6 +61,10 @@ class BuildPyWithLibrary(build_py):
 
     def run(self) -> None:
         super().run()
+        # The installed package knows its version without the source tree's header.
+        version_file = Path(self.build_lib) / "uniflow" / "_version.py"
+        version_file.parent.mkdir(parents=True, exist_ok=True)
+        version_file.write_text(f'"""Written by setup.py from Include/uniflow.h."""\nVERSION = "{header_version()}"\n')
         library = built_library()
         if library is None:
             self.announce("uniflow: no built libuniflow.so found; installing without a bundled copy", level=3)
@@ -58,4 +82,4 @@ class BinaryDistribution(Distribution):
         return built_library() is not None
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary}, distclass=BinaryDistribution)
+setup(version=header_version(), cmdclass={"build_py": BuildPyWithLibrary}, distclass=BinaryDistribution)

@@ -187,9 +187,9 @@ def test_prepared_actions_inside_a_callback_are_queued(d: uniflow.Dispatcher, re
 
 
 def test_the_prepared_cache_is_bounded_and_refills(d: uniflow.Dispatcher, monkeypatch: pytest.MonkeyPatch) -> None:
-    from uniflow import dispatcher
+    from uniflow import _prepared
 
-    monkeypatch.setattr(dispatcher, "_PREPARED_LIMIT", 3)
+    monkeypatch.setattr(_prepared, "_PREPARED_LIMIT", 3)
     d.initialize("Toggle", "Off")
     for i in range(20):
         d.transition("Toggle", "On" if i % 2 == 0 else "Off", from_="Off" if i % 2 == 0 else "On")

@@ -83,8 +83,8 @@ def test_enums_are_int_enums_spelled_as_in_json() -> None:
     assert uniflow.MutationKind.TRANSITION == 3 and str(uniflow.MutationKind.TRANSITION) == "transition"
     assert uniflow.MutationKind.parse("deinitialization") is uniflow.MutationKind.DEINITIALIZATION
     assert [str(kind) for kind in uniflow.ActionKind] == [
-        "initialize", "actualize", "transition", "deinitialize", "trigger"]
-    assert [int(kind) for kind in uniflow.ActionKind] == [1, 2, 3, 4, 5]
+        "initialize", "actualize", "transition", "deinitialize", "trigger", "send"]
+    assert [int(kind) for kind in uniflow.ActionKind] == [1, 2, 3, 4, 5, 6]
 
 
 def test_sentinels_stay_themselves_through_copy_and_pickle() -> None:

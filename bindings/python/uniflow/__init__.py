@@ -8,7 +8,7 @@
 ...     d.transition("FileDownloading", into="InProgress", from_="Starting",
 ...                  payload={"progress": 10})
 
-See :class:`Dispatcher` for the API and ``SPEC.md`` section 8 for the contract. The
+See :class:`Dispatcher` for the API and ``docs/python-guide.md`` for a guide. The
 library is found through ``UNIFLOW_LIBRARY``, a copy inside this package, or the build
 folders of the source tree (:func:`uniflow._library.candidate_paths`).
 """
@@ -16,7 +16,7 @@ folders of the source tree (:func:`uniflow._library.candidate_paths`).
 from __future__ import annotations
 
 from ._library import LibraryNotFoundError, candidate_paths, library_path
-from .dispatcher import Dispatcher, Subscription, library_version, logic_apply
+from .dispatcher import Dispatcher, library_version, logic_apply
 from .errors import (
     AlreadyExists,
     CallbackError,
@@ -32,15 +32,42 @@ from .errors import (
     Status,
     UniflowError,
 )
+from .instance import Instance
+from .intercept import Action, Veto
 from .mutation import BindingCall, Mutation
 from .scenario import Scenario
-from .values import DECLINE, OK, QUEUED, STOP, ActionKind, MutationKind, State
+from .subscription import Interceptor, Subscription, Watch
+from .values import DECLINE, OK, QUEUED, REJECT, STOP, ActionKind, MutationKind, State
 
-__version__ = "0.1.0"
+def _package_version() -> str:
+    """The library's version, which is the package's: written into an installed package
+    by setup.py, read from the source tree's header otherwise."""
+    try:
+        from ._version import VERSION  # type: ignore[import-not-found]
+
+        return str(VERSION)
+    except ImportError:
+        import re
+        from pathlib import Path
+
+        header = Path(__file__).resolve().parents[3] / "Include" / "uniflow.h"
+        try:
+            match = re.search(r'^#define UNIFLOW_VERSION "([^"]+)"', header.read_text(), re.MULTILINE)
+        except OSError:
+            match = None
+        return match.group(1) if match else "unknown"
+
+
+__version__ = _package_version()
 
 __all__ = [
     "Dispatcher",
     "Subscription",
+    "Watch",
+    "Interceptor",
+    "Instance",
+    "Action",
+    "Veto",
     "Scenario",
     "Mutation",
     "BindingCall",
@@ -52,6 +79,7 @@ __all__ = [
     "QUEUED",
     "DECLINE",
     "STOP",
+    "REJECT",
     "logic_apply",
     "library_version",
     "library_path",

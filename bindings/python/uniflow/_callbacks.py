@@ -30,10 +30,12 @@ import weakref
 from threading import get_ident
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import intercept as _intercept
 from . import mutation as _mutation
-from ._library import FREE_FN, HANDLER_FN, REPORT_FN, SUBSCRIBER_FN, VIA_FN
+from ._library import FREE_FN, HANDLER_FN, INTERCEPTOR_FN, REPORT_FN, SUBSCRIBER_FN, VIA_FN, WATCH_FN
+from .intercept import Action, Veto
 from .mutation import BindingCall, Mutation
-from .values import DECLINE, STOP
+from .values import DECLINE, REJECT, STOP
 
 Errors = Dict[int, BaseException]
 
@@ -45,14 +47,19 @@ _vias: Dict[int, Tuple[Errors, Callable[[Any], Any], bool]] = {}
 
 _payload_json: Any = None  # uf_context_payload_json
 _become: Any = None  # uf_context_become
+_watch_value: Any = None  # uf_watch_value_json
+_set_reason: Any = None  # uf_intercepted_set_reason
 
 
 def bind(lib: Any) -> None:
     """Binds the C functions the trampolines call (idempotent)."""
-    global _payload_json, _become
+    global _payload_json, _become, _watch_value, _set_reason
     _payload_json = lib.uf_context_payload_json
     _become = lib.uf_context_become
+    _watch_value = getattr(lib, "uf_watch_value_json", None)
+    _set_reason = getattr(lib, "uf_intercepted_set_reason", None)
     _mutation._bind(lib)
+    _intercept._bind(lib)
 
 
 def new_token() -> int:
@@ -317,6 +324,53 @@ def make_handler(errors: Errors, fn: Callable[[BindingCall], Any]) -> Any:
     return HANDLER_FN(handler)
 
 
+def make_watch(errors: Errors, fn: Callable[[Any], Any]) -> Any:
+    """The C watch for ``fn``, which receives each new value decoded from JSON."""
+
+    def watch(ptr: int, _payload: Optional[int]) -> bool:
+        try:
+            try:
+                result = fn(json.loads(_watch_value(ptr)))
+            except BaseException as exc:
+                result = None
+                store_error(errors, exc, "watch")
+            return result is STOP
+        except BaseException as exc:  # pragma: no cover - never cross C
+            store_error(errors, exc, "watch")
+            return False
+
+    return WATCH_FN(watch)
+
+
+def make_interceptor(errors: Errors, fn: Callable[[Action], Any]) -> Any:
+    """The C interceptor for ``fn``: ``None`` goes on, :data:`REJECT` or :class:`Veto`
+    vetoes, any other exception fails the action."""
+    getrefcount = sys.getrefcount
+
+    def interceptor(ptr: int, _payload: Optional[int]) -> int:
+        try:
+            action = Action(ptr)
+            before = getrefcount(action)
+            try:
+                status = 1 if fn(action) is REJECT else 0
+            except Veto as veto:
+                _set_reason(ptr, str(veto.reason).encode("utf-8"))
+                status = 1
+            except BaseException as exc:
+                status = -1
+                store_error(errors, exc, "interceptor")
+            if getrefcount(action) > before:
+                action._detach()
+            else:
+                action._ptr = None
+            return status
+        except BaseException as exc:  # pragma: no cover - never cross C
+            store_error(errors, exc, "interceptor")
+            return -1
+
+    return INTERCEPTOR_FN(interceptor)
+
+
 def _code_of(factory: Callable[..., Any]) -> types.CodeType:
     for const in factory.__code__.co_consts:
         if isinstance(const, types.CodeType):
@@ -326,5 +380,6 @@ def _code_of(factory: Callable[..., Any]) -> types.CodeType:
 
 #: Frames of these functions are "inside a callback" (see take_error).
 _TRAMPOLINE_CODES = frozenset(
-    {_via.__code__, _code_of(_subscriber_function), _code_of(make_reporter), _code_of(make_handler)}
+    {_via.__code__, _code_of(_subscriber_function), _code_of(make_reporter), _code_of(make_handler),
+     _code_of(make_watch), _code_of(make_interceptor)}
 )

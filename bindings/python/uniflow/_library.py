@@ -42,6 +42,8 @@ __all__ = [
     "SUBSCRIBER_FN",
     "REPORT_FN",
     "HANDLER_FN",
+    "WATCH_FN",
+    "INTERCEPTOR_FN",
 ]
 
 _LIBRARY_NAMES = ("libuniflow.so", "libuniflow.so.0", "libuniflow.dylib")
@@ -71,6 +73,10 @@ SUBSCRIBER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 REPORT_FN = CFUNCTYPE(None, c_char_p, c_void_p)
 # typedef int (*uf_handler_fn)(uf_binding_call *call, void *payload);
 HANDLER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
+# typedef int (*uf_watch_fn)(const uf_watch_event *w, void *payload);
+WATCH_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
+# typedef int (*uf_interceptor_fn)(uf_intercepted *a, void *payload);
+INTERCEPTOR_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 
 
 class UfAction(Structure):
@@ -91,6 +97,8 @@ class UfAction(Structure):
         ("via", VIA_FN),
         ("via_payload", c_void_p),
         ("via_payload_free", FREE_FN),
+        ("key", c_char_p),
+        ("event", c_char_p),
     ]
 
 
@@ -146,6 +154,41 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "uf_state_restore": (c_int, [_P, c_char_p]),
     "uf_replay_file": (c_int, [_P, c_char_p]),
     "uf_graph_dot": (c_int, [_P, c_char_p, _OUT]),
+    # Instances and events
+    "uf_instance_get": (c_int, [_P, c_char_p, c_char_p, _OUT]),
+    "uf_context_key": (c_char_p, [_P]),
+    "uf_mutation_key": (c_char_p, [_P]),
+    "uf_send": (c_int, [_P, c_char_p, c_char_p, c_char_p, c_char_p]),
+    # Time and the host's loop
+    "uf_submit_after": (c_int, [_P, c_char_p, c_uint64, c_char_p, c_uint]),
+    "uf_dispatch_after": (c_int, [_P, POINTER(UfAction), c_uint64, c_char_p, c_uint]),
+    "uf_timer_cancel": (c_int, [_P, c_char_p]),
+    "uf_timers_get": (c_int, [_P, _OUT]),
+    "uf_clock_advance": (c_int, [_P, c_uint64]),
+    "uf_clock_now": (c_int, [_P, POINTER(c_uint64)]),
+    "uf_subscribe_deferred": (c_int, [_P, c_char_p, SUBSCRIBER_FN, c_void_p, FREE_FN, POINTER(c_uint64)]),
+    "uf_mutation_dropped": (c_uint64, [_P]),
+    "uf_loop_fd": (c_int, [_P, POINTER(c_int)]),
+    "uf_loop_timeout": (c_int, [_P, POINTER(c_int)]),
+    "uf_loop_run": (c_int, [_P, POINTER(c_uint64)]),
+    "uf_snapshot_get": (c_int, [_P, _OUT]),
+    "uf_snapshot_restore": (c_int, [_P, c_char_p]),
+    # Watches and interceptors
+    "uf_watch": (c_int, [_P, c_char_p, WATCH_FN, c_void_p, FREE_FN, POINTER(c_uint64)]),
+    "uf_watch_deferred": (c_int, [_P, c_char_p, WATCH_FN, c_void_p, FREE_FN, POINTER(c_uint64)]),
+    "uf_watch_value_json": (c_char_p, [_P]),
+    "uf_watch_previous_json": (c_char_p, [_P]),
+    "uf_watch_id": (c_uint64, [_P]),
+    "uf_watch_dispatcher": (c_void_p, [_P]),
+    "uf_intercept": (c_int, [_P, c_char_p, INTERCEPTOR_FN, c_void_p, FREE_FN, POINTER(c_uint64)]),
+    "uf_intercepted_kind": (c_int, [_P]),
+    "uf_intercepted_feature": (c_char_p, [_P]),
+    "uf_intercepted_key": (c_char_p, [_P]),
+    "uf_intercepted_state": (c_char_p, [_P]),
+    "uf_intercepted_json": (c_char_p, [_P]),
+    "uf_intercepted_id": (c_uint64, [_P]),
+    "uf_intercepted_dispatcher": (c_void_p, [_P]),
+    "uf_intercepted_set_reason": (c_int, [_P, c_char_p]),
 }
 
 # The functions a Dispatcher cannot work without; the others (handlers, JsonLogic,

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import os
 import weakref
-from ctypes import byref, c_char, c_uint64, c_void_p, string_at
+from ctypes import byref, c_char, c_int, c_uint64, c_void_p
 from typing import (
     Any,
+    AsyncIterator,
     Callable,
     Dict,
     Iterable,
+    List,
     Mapping,
     Optional,
     Sequence,
@@ -18,21 +22,24 @@ from typing import (
     Union,
 )
 
-from . import _callbacks
+from . import _callbacks, aio
+from ._encoding import json_text as _json_text
+from ._encoding import json_value_text as _json_text_value
+from ._encoding import name as _name
+from ._encoding import take_string as _take_string
 from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, holding_the_gil, load
-from ._callbacks import RELEASE, VIA, Errors
+from ._prepared import PreparedActions
 from .errors import InvalidArgument, Misuse, Status, check
+from .instance import Instance
+from .intercept import Action
 from .mutation import BindingCall, Mutation
-from .values import Payload, State
-
-try:  # Python 3.8+
-    from typing import Literal
-except ImportError:  # pragma: no cover
-    Literal = None  # type: ignore[assignment]
+from .scenario import Scenario
+from .subscription import Interceptor, Subscription, Watch
+from .values import ActionKind, Payload, State
 
 __all__ = ["Dispatcher", "Subscription", "logic_apply", "library_version"]
 
-#: An action as a dict (SPEC 3) or as JSON text.
+#: An action as a dict (see ``docs/actions.md``) or as JSON text.
 ActionLike = Union[Mapping[str, Any], str, bytes]
 #: Feature definitions: a path, JSON text, one definition (dict) or a list of them.
 DefinitionsLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Sequence[Mapping[str, Any]], bytes]
@@ -42,57 +49,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _RESULT = (Status.OK, Status.QUEUED)
 OK = Status.OK
-# uf_dispatch_try's answer when another thread is processing: nothing was done.
-_BUSY = int(Status.EBUSY)
-_INITIALIZE, _ACTUALIZE, _TRANSITION, _DEINITIALIZE, _TRIGGER = 1, 2, 3, 4, 5
-# Prepared actions are cheap to rebuild; the bound only matters for programs that
-# generate names, which would otherwise grow the cache without end.
-_PREPARED_LIMIT = 4096
-
-
-def _name(value: Optional[str], what: str) -> Optional[bytes]:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if "\0" in value:
-            raise InvalidArgument(f"{what} contains a NUL character: {value!r}")
-        return value.encode("utf-8")
-    if isinstance(value, bytes):
-        return value
-    raise TypeError(f"{what} must be a str, got {type(value).__name__}")
-
-
-def _payload_bytes(payload: Any) -> bytes:
-    try:
-        return _callbacks.encode_payload(payload)
-    except (TypeError, ValueError) as error:
-        raise InvalidArgument(f"payload is not JSON-serializable: {error}") from error
-
-
-def _json_text(value: Any, what: str) -> bytes:
-    """A dict/list as JSON, a str/bytes as the JSON text it already is."""
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value)
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    except (TypeError, ValueError) as error:
-        raise InvalidArgument(f"{what} is not JSON-serializable: {error}") from error
-
-
-def _take_string(lib: Any, out: c_void_p) -> Optional[str]:
-    """Reads and frees a ``char *`` the library returned."""
-    if not out.value:
-        return None
-    try:
-        return string_at(out.value).decode("utf-8")
-    finally:
-        lib.uf_free(out)
+_INITIALIZE, _ACTUALIZE, _TRANSITION, _DEINITIALIZE, _TRIGGER, _SEND = (int(k) for k in ActionKind)
+#: ``uf_submit_after``'s flag: keep an armed timer of the same id (throttle).
+_TIMER_KEEP = 1
 
 
 def library_version() -> str:
-    """The loaded library's version (``uf_version()``), e.g. ``"0.1.0"``."""
+    """The loaded library's version (``uf_version()``), e.g. ``"0.2.0"``."""
     lib, _ = load()
     return str(lib.uf_version().decode())
 
@@ -118,72 +81,31 @@ def logic_apply(rule: Any, data: Any = None) -> Any:
     lib, _ = load()
     fn = _require(lib, "uf_logic_apply")
     out = c_void_p()
-    rc = fn(_json_text(rule, "rule"), None if data is None else _json_text_value(data), byref(out))
+    rc = fn(_json_text(rule, "rule"), None if data is None else _json_text_value(data, "data"), byref(out))
     if rc < 0:
         check(rc)
     text = _take_string(lib, out)
     return None if text is None else json.loads(text)
 
 
-def _json_text_value(value: Any) -> bytes:
-    """Any Python value as JSON (a str is a JSON string here, not JSON text)."""
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError) as error:
-        raise InvalidArgument(f"data is not JSON-serializable: {error}") from error
+def _selector(select: Any) -> bytes:
+    """A watch's selector: a dotted path into the model (``"F.payload.x"`` is
+    ``{"var": "model.F.payload.x"}``) or a JsonLogic rule (a dict)."""
+    if isinstance(select, str):
+        if select.lstrip().startswith("{"):
+            return select.encode("utf-8")
+        return _json_text({"var": "model." + select}, "select")
+    return _json_text(select, "select")
 
 
-class Subscription:
-    """A subscriber registered with :meth:`Dispatcher.subscribe`.
-
-    ``id`` is the library's subscription id (never 0, never reused); :meth:`cancel` ends
-    it (idempotent, allowed inside the subscriber itself). Also a context manager that
-    cancels on exit.
-    """
-
-    __slots__ = ("_dispatcher", "_token", "id", "when")
-
-    def __init__(self, dispatcher: "Dispatcher", sub_id: int, token: int, when: Optional[str]) -> None:
-        self._dispatcher: Optional[Dispatcher] = dispatcher
-        self._token = token
-        #: The library's id of this subscription.
-        self.id: int = sub_id
-        #: The filter the subscription was made with (``None``: AnyMutation).
-        self.when: Optional[str] = when
-
-    @property
-    def active(self) -> bool:
-        """Whether the subscriber will still be called."""
-        d = self._dispatcher
-        return d is not None and d._handle is not None and self._token in d._keep
-
-    def cancel(self) -> None:
-        """Ends the subscription. Idempotent; a no-op once the dispatcher is closed or the
-        subscriber returned :data:`uniflow.STOP`."""
-        d = self._dispatcher
-        if d is None:
-            return
-        self._dispatcher = None
-        if d._handle is None or self._token not in d._keep:
-            return
-        rc = d._lib.uf_unsubscribe(d._handle, self.id)
-        if rc < 0 and rc != Status.ENOTFOUND:
-            check(rc)
-
-    def __enter__(self) -> "Subscription":
-        """The subscription itself: ``with d.subscribe(fn): ...`` cancels it on exit."""
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        """Cancels the subscription (exceptions propagate)."""
-        self.cancel()
-
-    def __repr__(self) -> str:
-        state = "active" if self.active else "cancelled"
-        return f"<uniflow.Subscription id={self.id} when={self.when or 'AnyMutation'} {state}>"
+def _milliseconds(seconds: float, what: str) -> int:
+    """Seconds as whole milliseconds, rounded up (a timer never fires early)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        raise InvalidArgument(f"{what} must be a number of seconds >= 0, got {seconds!r}")
+    return int(math.ceil(seconds * 1000 - 1e-9))
 
 
-class Dispatcher:
+class Dispatcher(PreparedActions):
     """A uniflow dispatcher: the GlobalModel, its features, subscriptions and reporter.
 
     >>> with Dispatcher() as d:
@@ -193,17 +115,21 @@ class Dispatcher:
     ...     d.get("Door")
     State(name='Open', payload={})
 
-    Options (SPEC 4.2): ``reporting`` ("none", "short" or "verbose": the built-in
-    reporter prints to stderr), ``max_cascade`` (actions processed within one outer
-    call), ``report_skipped`` (send ``binding_skipped`` reports to a custom reporter),
-    ``journal`` (a JSON-lines file receiving every registration and mutation) and
-    ``journal_sync``.
+    Options (``uf_dispatcher_new``): ``reporting`` ("none", "short" or "verbose": the
+    built-in reporter prints to stderr), ``max_cascade`` (actions processed within one
+    outer call), ``report_skipped`` (send ``binding_skipped`` reports to a custom
+    reporter), ``journal`` (a JSON-lines file receiving every registration and
+    mutation), ``journal_sync``, ``timers`` ("thread": the library's thread fires them,
+    the default; "host": :meth:`run_pending`, or the event loop after :meth:`attach`),
+    ``clock`` ("monotonic", or "manual": it moves only with :meth:`advance`) and
+    ``deferred_limit`` (deliveries waiting for :meth:`run_pending` before the oldest is
+    dropped).
 
     Action methods return :data:`uniflow.OK`, or :data:`uniflow.QUEUED` when called
     inside a callback (the action then runs after the current one, before the outermost
     call returns), and raise a :class:`uniflow.UniflowError` subclass on every failure.
     An exception raised by a Python callback is re-raised from the outermost action
-    call on that thread.
+    call on that thread. On a keyed feature every action takes ``key=``.
 
     Every method may be called from any thread; :meth:`close` must not race with other
     calls.
@@ -212,6 +138,8 @@ class Dispatcher:
     # Class-level defaults so that __del__ and __repr__ work on a half-built instance.
     _handle: Optional[c_void_p] = None
     _handle_arg: Any = None
+    _loop: Optional[asyncio.AbstractEventLoop] = None
+    _loop_fd: int = -1
 
     def __init__(
         self,
@@ -220,20 +148,20 @@ class Dispatcher:
         report_skipped: Optional[bool] = None,
         journal: Optional[Union[str, "os.PathLike[str]"]] = None,
         journal_sync: Optional[bool] = None,
+        timers: Optional[str] = None,
+        clock: Optional[str] = None,
+        deferred_limit: Optional[int] = None,
     ) -> None:
         lib, _ = load()
         _callbacks.bind(lib)
         options: Dict[str, Any] = {}
-        if reporting is not None:
-            options["reporting"] = reporting
-        if max_cascade is not None:
-            options["max_cascade"] = max_cascade
-        if report_skipped is not None:
-            options["report_skipped"] = report_skipped
+        for key, value in (("reporting", reporting), ("max_cascade", max_cascade),
+                           ("report_skipped", report_skipped), ("journal_sync", journal_sync),
+                           ("timers", timers), ("clock", clock), ("deferred_limit", deferred_limit)):
+            if value is not None:
+                options[key] = value
         if journal is not None:
             options["journal"] = os.fspath(journal)
-        if journal_sync is not None:
-            options["journal_sync"] = journal_sync
         handle = c_void_p()
         rc = lib.uf_dispatcher_new(byref(handle), json.dumps(options).encode() if options else None)
         if rc < 0:
@@ -249,14 +177,15 @@ class Dispatcher:
         # without releasing the GIL. Releasing and retaking it around the call and
         # again around each callback is the largest cost left on the hot path; keeping
         # it is safe only because this call cannot wait for a thread that may need it
-        # (when another thread is processing, the call answers _BUSY having done
-        # nothing, and the hot path waits through uf_dispatch, GIL released). Not with
-        # a journal, whose writes (fsync with journal_sync) should not hold the GIL.
+        # (when another thread is processing, the timer thread included, the call
+        # answers EBUSY having done nothing, and the hot path waits through
+        # uf_dispatch, GIL released). Not with a journal, whose writes (fsync with
+        # journal_sync) should not hold the GIL.
         if journal is None:
             self._dispatch = holding_the_gil("uf_dispatch_try") or self._dispatch_wait
         self._clear_prepared()  # the caches of prepared uf_action structs
         #: thread id -> exception raised by a callback, re-raised by the outermost call
-        self._errors: Errors = {}
+        self._errors: _callbacks.Errors = {}
         #: token -> ctypes callback objects (and the Python callables) C may still call
         self._keep: Dict[int, Any] = {}
         self._ref = weakref.ref(self)
@@ -269,7 +198,8 @@ class Dispatcher:
     # -- lifetime --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Frees the dispatcher, ending every subscription. Idempotent.
+        """Detaches from the event loop, then frees the dispatcher, ending every
+        subscription, watch and interceptor (and stopping its timer thread). Idempotent.
 
         Raises :class:`uniflow.Misuse` inside one of the dispatcher's own callbacks
         (close it after the outer call returns). Must not race with other calls.
@@ -281,6 +211,7 @@ class Dispatcher:
         if _callbacks.in_callback_of(self._errors):
             raise Misuse("close() was called inside one of the dispatcher's own callbacks; "
                          "close it after the outer call returns")
+        self.detach()
         # uf_dispatcher_free is void: to see whether it refused (inside a C-level
         # callback of this dispatcher), put a known status first and look after.
         lib.uf_unsubscribe(None, 0)
@@ -319,13 +250,6 @@ class Dispatcher:
 
     # -- results ---------------------------------------------------------------------------
 
-    def _settle(self, rc: int, prepared: Any) -> Status:
-        """The end of a prepared action that did not simply succeed: wait (GIL
-        released) if the dispatcher was busy on another thread, then :meth:`_finish`."""
-        if rc == _BUSY:
-            rc = self._dispatch_wait(self._handle_arg, prepared)
-        return self._finish(rc)
-
     def _finish(self, rc: int) -> Status:
         """The slow path of every call: a pending callback exception, or a failure."""
         if self._errors:
@@ -349,10 +273,18 @@ class Dispatcher:
             raise Misuse(f"the {type(self).__name__} is closed")
         return handle
 
+    def _text_result(self, fn: Callable[..., int], *args: Any) -> Optional[str]:
+        """Calls a C function whose last argument is ``char **out`` and returns the text."""
+        out = c_void_p()
+        rc = fn(self._handle_or_raise(), *args, byref(out))
+        if rc < 0:
+            self._finish(rc)
+        return _take_string(self._lib, out)
+
     # -- definitions -----------------------------------------------------------------------
 
     def register(self, definitions: DefinitionsLike) -> Status:
-        """Registers feature definitions, all or nothing (SPEC 2).
+        """Registers feature definitions, all or nothing (``docs/definitions.md``).
 
         ``definitions`` is a path (``str`` or path-like), JSON text (a ``str`` that
         starts with ``{`` or ``[``), one definition (a dict), a list of them, or
@@ -375,154 +307,107 @@ class Dispatcher:
     @property
     def definitions(self) -> Dict[str, Any]:
         """``{"features": [...]}``: every definition as registered, in order."""
-        out = c_void_p()
-        rc = self._lib.uf_definitions_get(self._handle_or_raise(), byref(out))
-        if rc < 0:
-            self._finish(rc)
-        text = _take_string(self._lib, out)
+        text = self._text_result(self._lib.uf_definitions_get)
         return json.loads(text) if text else {"features": []}
 
     # -- actions ---------------------------------------------------------------------------
 
-    def _prepare(self, kind: int, feature: str, from_: Optional[str], into: Optional[str],
-                 same: Any) -> Any:
-        """A ``uf_action`` for a payload-free, via-free action, cached for reuse.
-
-        Cached in nested dicts keyed by the method's own arguments (feature, then state
-        names), which are cheaper to look up than one tuple key. What is cached is a
-        ``byref()`` of the struct (see ``_dispatch`` in ``__init__``), which keeps the
-        struct alive, as the struct keeps the bytes of its names (ctypes' ``_objects``).
-        The struct is never written again once cached, so threads may share it, and
-        ``uf_dispatch`` copies what it needs before it returns.
-        """
-        action = UfAction(UF_ACTION_SIZE, kind, _name(feature, "feature"), _name(from_, "from_"),
-                          _name(into, "state"), None, 1 if same else 0)
-        prepared = byref(action)
-        if self._prepared_count >= _PREPARED_LIMIT:
-            self._clear_prepared()
-        self._prepared_count += 1
-        if kind == _INITIALIZE:
-            self._p_init.setdefault(feature, {})[into] = prepared
-        elif kind == _ACTUALIZE:
-            self._p_act.setdefault(feature, {})[into] = prepared
-        elif kind == _TRANSITION:
-            root = self._p_same if same else self._p_tr
-            root.setdefault(feature, {}).setdefault(into, {})[from_] = prepared
-        else:
-            self._p_deinit.setdefault(feature, {})[from_] = prepared
-        return prepared
-
-    def _clear_prepared(self) -> None:
-        self._prepared_count = 0
-        #: feature -> into -> prepared initialize
-        self._p_init: Dict[Any, Dict[Any, Any]] = {}
-        #: feature -> in -> prepared actualize
-        self._p_act: Dict[Any, Dict[Any, Any]] = {}
-        #: feature -> into -> from -> prepared transition (same false / same true)
-        self._p_tr: Dict[Any, Dict[Any, Dict[Any, Any]]] = {}
-        self._p_same: Dict[Any, Dict[Any, Dict[Any, Any]]] = {}
-        #: feature -> from -> prepared deinitialize
-        self._p_deinit: Dict[Any, Dict[Any, Any]] = {}
-
-    def _dispatch_full(self, kind: int, feature: str, from_: Optional[str], into: Optional[str],
-                       same: Any, uninitialized: int, payload: Any, via: Optional[Via],
-                       scope: Optional[str], context: Optional[str], id: Optional[str]) -> Status:
-        """The general path: a fresh ``uf_action`` with a payload, a via, or diagnostics."""
-        action = UfAction(UF_ACTION_SIZE, kind, _name(feature, "feature"), _name(from_, "from_"),
-                          _name(into, "state"), None if payload is None else _payload_bytes(payload),
-                          1 if same else 0, uninitialized, _name(scope, "scope"), _name(context, "context"),
-                          _name(id, "id"))
-        if via is not None:
-            token = _callbacks.register_via(self._errors, via, kind in (_INITIALIZE, _ACTUALIZE, _TRANSITION))
-            action.via = VIA
-            action.via_payload = token
-            action.via_payload_free = RELEASE
-        return self._finish(self._dispatch_wait(self._handle_arg, byref(action)))
-
     def initialize(self, feature: str, into: str, payload: Optional[Union[Payload, str]] = None,
                    via: Optional[Via] = None, scope: Optional[str] = None,
-                   context: Optional[str] = None, id: Optional[str] = None) -> Status:
-        """Initializes ``feature`` into state ``into`` (precondition: the feature is absent).
+                   context: Optional[str] = None, id: Optional[str] = None,
+                   key: Optional[str] = None) -> Status:
+        """Initializes ``feature`` (the instance ``key`` of a keyed feature) into state
+        ``into`` (precondition: it is absent).
 
         Without ``payload`` or ``via`` the state must be an auto state.
         """
         if payload is None and via is None and scope is None and context is None and id is None:
+            if key is not None:
+                return self._run_prepared(self._prepared_keyed(_INITIALIZE, feature, None, into, False, key))
             try:
                 prepared = self._p_init[feature][into]
             except KeyError:
-                prepared = self._prepare(1, feature, None, into, False)
+                prepared = self._prepare(_INITIALIZE, feature, None, into, False)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
-        return self._dispatch_full(1, feature, None, into, False, 0, payload, via, scope, context, id)
+        return self._dispatch_full(_INITIALIZE, feature, None, into, False, 0, payload, via, scope, context, id, key)
 
     def actualize(self, feature: str, in_: str, payload: Optional[Union[Payload, str]] = None,
                   via: Optional[Via] = None, scope: Optional[str] = None,
-                  context: Optional[str] = None, id: Optional[str] = None) -> Status:
-        """Replaces the payload of ``feature``, which must be in state ``in_``."""
+                  context: Optional[str] = None, id: Optional[str] = None,
+                  key: Optional[str] = None) -> Status:
+        """Replaces the payload of ``feature`` (of instance ``key``), which must be in state ``in_``."""
         if payload is None and via is None and scope is None and context is None and id is None:
+            if key is not None:
+                return self._run_prepared(self._prepared_keyed(_ACTUALIZE, feature, None, in_, False, key))
             try:
                 prepared = self._p_act[feature][in_]
             except KeyError:
-                prepared = self._prepare(2, feature, None, in_, False)
+                prepared = self._prepare(_ACTUALIZE, feature, None, in_, False)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
-        return self._dispatch_full(2, feature, None, in_, False, 0, payload, via, scope, context, id)
+        return self._dispatch_full(_ACTUALIZE, feature, None, in_, False, 0, payload, via, scope, context, id, key)
 
     def transition(self, feature: str, into: str, from_: Optional[str] = None,
                    payload: Optional[Union[Payload, str]] = None, via: Optional[Via] = None,
                    same: bool = False, scope: Optional[str] = None,
-                   context: Optional[str] = None, id: Optional[str] = None) -> Status:
-        """Moves ``feature`` into state ``into``.
+                   context: Optional[str] = None, id: Optional[str] = None,
+                   key: Optional[str] = None) -> Status:
+        """Moves ``feature`` (instance ``key``) into state ``into``.
 
-        With ``from_`` the feature must be in that state (``Between<A, B>``); without it
-        the feature must be initialized and, unless ``same`` is true, not already in
-        ``into``. ``initial``/``transitions`` of the definition must allow the pair.
+        With ``from_`` it must be in that state; without it it must be initialized and,
+        unless ``same`` is true, not already in ``into``. ``initial``/``transitions`` of
+        the definition must allow the pair.
         """
         if payload is None and via is None and scope is None and context is None and id is None:
+            if key is not None:
+                return self._run_prepared(self._prepared_keyed(_TRANSITION, feature, from_, into, same, key))
             try:
                 if same:
                     prepared = self._p_same[feature][into][from_]
                 else:
                     prepared = self._p_tr[feature][into][from_]
             except KeyError:
-                prepared = self._prepare(3, feature, from_, into, same)
+                prepared = self._prepare(_TRANSITION, feature, from_, into, same)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
-        return self._dispatch_full(3, feature, from_, into, same, 0, payload, via, scope, context, id)
+        return self._dispatch_full(_TRANSITION, feature, from_, into, same, 0, payload, via, scope, context, id, key)
 
     def deinitialize(self, feature: str, from_: Optional[str] = None, via: Optional[Via] = None,
                      scope: Optional[str] = None, context: Optional[str] = None,
-                     id: Optional[str] = None) -> Status:
-        """Removes ``feature`` from the model (from state ``from_`` if given).
+                     id: Optional[str] = None, key: Optional[str] = None) -> Status:
+        """Removes ``feature`` (instance ``key``) from the model (from state ``from_`` if given).
 
         A ``via`` runs as a side effect before the removal (its result is ignored, except
         :data:`uniflow.DECLINE`).
         """
         if via is None and scope is None and context is None and id is None:
+            if key is not None:
+                return self._run_prepared(self._prepared_keyed(_DEINITIALIZE, feature, from_, None, False, key))
             try:
                 prepared = self._p_deinit[feature][from_]
             except KeyError:
-                prepared = self._prepare(4, feature, from_, None, False)
+                prepared = self._prepare(_DEINITIALIZE, feature, from_, None, False)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
             rc = dispatch(self._handle_arg, prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
-        return self._dispatch_full(4, feature, from_, None, False, 0, None, via, scope, context, id)
+        return self._dispatch_full(_DEINITIALIZE, feature, from_, None, False, 0, None, via, scope, context, id, key)
 
     def trigger(self, feature: str, in_: Optional[str] = None, initialized: Optional[bool] = None,
                 via: Optional[Via] = None, submit: Optional[Iterable[ActionLike]] = None,
                 scope: Optional[str] = None, context: Optional[str] = None,
-                id: Optional[str] = None) -> Status:
+                id: Optional[str] = None, key: Optional[str] = None) -> Status:
         """Runs ``via`` (a side effect; its result is ignored except
         :data:`uniflow.DECLINE`) and queues ``submit`` if the precondition holds: the
         feature is in ``in_``, or initialized (``initialized`` true or neither given), or
@@ -530,8 +415,8 @@ class Dispatcher:
         """
         uninitialized = 1 if initialized is False else 0
         if submit is None and (in_ is None or initialized is None):
-            return self._dispatch_full(5, feature, in_, None, False, uninitialized, None, via,
-                                       scope, context, id)
+            return self._dispatch_full(_TRIGGER, feature, in_, None, False, uninitialized, None, via,
+                                       scope, context, id, key)
         # uf_action has no field for a trigger's "submit" list (nor for "in" together with
         # "initialized", which the library refuses): go through JSON.
         action: Dict[str, Any] = {"kind": "trigger", "feature": feature}
@@ -539,15 +424,27 @@ class Dispatcher:
             action["in"] = in_
         if initialized is not None:
             action["initialized"] = bool(initialized)
-        for key, value in (("scope", scope), ("context", context), ("id", id)):
+        for name, value in (("scope", scope), ("context", context), ("id", id), ("key", key)):
             if value is not None:
-                action[key] = value
+                action[name] = value
         if submit is not None:
             action["submit"] = [json.loads(a) if isinstance(a, (str, bytes)) else dict(a) for a in submit]
         return self.submit(action, via=via)
 
+    def send(self, feature: str, event: str, payload: Optional[Union[Payload, str]] = None,
+             key: Optional[str] = None, scope: Optional[str] = None, context: Optional[str] = None,
+             id: Optional[str] = None) -> Status:
+        """Sends ``event`` to ``feature`` (instance ``key``): the definition's ``on``
+        chooses the next state (``docs/events.md``). ``payload`` is the event's payload
+        (any object). No target for the event in the current state: ``Rejected``.
+        """
+        if payload is None and scope is None and context is None and id is None:
+            return self._run_prepared(self._prepared_keyed(_SEND, feature, None, None, False, key, event))
+        return self._dispatch_full(_SEND, feature, None, None, False, 0, payload, None, scope, context, id,
+                                   key, event)
+
     def submit(self, action: ActionLike, via: Optional[Via] = None) -> Status:
-        """Submits one action given as a dict (SPEC 3) or as JSON text.
+        """Submits one action given as a dict or as JSON text (``docs/actions.md``).
 
         With ``via``, the action must carry no ``"payload"`` (``InvalidArgument``).
         """
@@ -563,11 +460,11 @@ class Dispatcher:
             except (ValueError, AttributeError):
                 kind = None  # the library reports the bad text
         token = _callbacks.register_via(self._errors, via, kind not in ("trigger", "deinitialize"))
-        return self._finish(self._lib.uf_submit_via(handle, text, VIA, token, RELEASE))
+        return self._finish(self._lib.uf_submit_via(handle, text, _callbacks.VIA, token, _callbacks.RELEASE))
 
     def batch(self, actions: Union[Sequence[ActionLike], str, bytes]) -> Status:
         """Applies a list of actions (dicts or JSON text, payloads in the JSON only: no
-        ``via``) in order, all or nothing (SPEC 10, ``uf_submit_batch``).
+        ``via``) in order, all or nothing (``uf_submit_batch``).
 
         The first that fails rolls the model back and raises; its message names its index
         (``"batch[2]: ..."``), and nobody is notified. On success the bindings and
@@ -581,94 +478,202 @@ class Dispatcher:
             text = _json_text([json.loads(a) if isinstance(a, (str, bytes)) else a for a in actions], "actions")
         return self._finish(fn(self._handle, text))
 
+    def instance(self, feature: str, key: str, into: Optional[str] = None,
+                 payload: Optional[Payload] = None) -> Instance:
+        """One instance of a keyed feature as a context manager: ``with
+        d.instance("Download", "a_pdf", into="Starting") as dl:`` initializes it on
+        entry (when ``into`` is given) and deinitializes it on exit if it still lives;
+        ``dl.transition(...)``, ``dl.get()``, ``dl.send(...)`` act on it."""
+        return Instance(self, feature, key, into, payload)
+
     # -- state -----------------------------------------------------------------------------
 
-    def get(self, feature: str) -> Optional[State]:
-        """The state of ``feature``, or ``None`` when it is registered but not initialized.
-
-        :class:`uniflow.NotFound` when it is not registered.
-        """
-        out = c_void_p()
-        rc = self._lib.uf_feature_get(self._handle, _name(feature, "feature"), byref(out))
-        if rc < 0:
-            self._finish(rc)
-        text = _take_string(self._lib, out)
+    def get(self, feature: str, key: Optional[str] = None) -> Optional[State]:
+        """The state of ``feature`` (of its instance ``key``), or ``None`` when it is not
+        initialized (the instance does not live). :class:`uniflow.NotFound` when it is
+        not registered. A keyed feature without ``key``: ``SchemaError`` (read
+        :attr:`state` for all its instances)."""
+        if key is not None:
+            text = self._text_result(_require(self._lib, "uf_instance_get"), _name(feature, "feature"), _name(key, "key"))
+        else:
+            text = self._text_result(self._lib.uf_feature_get, _name(feature, "feature"))
         if text is None:
             return None
         value = json.loads(text)
+        if "state" not in value or not isinstance(value.get("state"), str):
+            from .errors import SchemaError
+            raise SchemaError(f"{feature} is keyed: name an instance with key=")
         return State(value["state"], value["payload"])
 
     @property
     def state(self) -> Dict[str, Any]:
-        """The GlobalModel as JSON data (SPEC 5.2):
-        ``{"Feature": {"state": "S", "payload": {...}}}``, initialized features only, in
-        registration order."""
-        out = c_void_p()
-        rc = self._lib.uf_state_get(self._handle, byref(out))
-        if rc < 0:
-            self._finish(rc)
-        text = _take_string(self._lib, out)
+        """The GlobalModel as JSON data: ``{"Feature": {"state": "S", "payload": {...}}}``
+        (a keyed feature: ``{"Feature": {key: {"state": ..., "payload": ...}, ...}}``),
+        initialized features only, in registration order."""
+        text = self._text_result(self._lib.uf_state_get)
         return json.loads(text) if text else {}
 
-    def states(self) -> Dict[str, State]:
-        """The GlobalModel as ``{feature: State}``."""
-        return {name: State(v["state"], v["payload"]) for name, v in self.state.items()}
+    def states(self) -> Dict[str, Any]:
+        """The GlobalModel as ``{feature: State}`` (a keyed feature: ``{key: State}``)."""
+        result: Dict[str, Any] = {}
+        for name, value in self.state.items():
+            if isinstance(value.get("state"), str):
+                result[name] = State(value["state"], value["payload"])
+            else:
+                result[name] = {key: State(v["state"], v["payload"]) for key, v in value.items()}
+        return result
 
-    def snapshot(self) -> Dict[str, Any]:
-        """The model now, for :meth:`restore` (SPEC 10): the GlobalModel as JSON data, as
-        :attr:`state` gives it. Serialized with ``json.dumps`` it can be stored; the
-        library writes it deterministically (registration order, field order)."""
+    def snapshot(self, timers: bool = False) -> Dict[str, Any]:
+        """The model now, for :meth:`restore`. With ``timers=True``, the durable
+        snapshot: ``{"clock", "model", "timers": [...]}`` (armed timers included)."""
+        if timers:
+            text = self._text_result(_require(self._lib, "uf_snapshot_get"))
+            return json.loads(text) if text else {}
         return self.state
 
-    def restore(self, model: Union[Mapping[str, Any], str, bytes]) -> Status:
-        """Replaces the model with a :meth:`snapshot` (a dict or its JSON text) taken on a
-        dispatcher with the same definitions. Validated first: invalid input changes
-        nothing. No mutations are sent; restored features' model bindings become active.
-        :class:`uniflow.Misuse` inside a callback."""
-        fn = _require(self._lib, "uf_state_restore")
-        return self._finish(fn(self._handle, _json_text(model, "model")))
+    def restore(self, snapshot: Union[Mapping[str, Any], str, bytes], timers: bool = False) -> Status:
+        """Replaces the model with a :meth:`snapshot` taken on a dispatcher with the
+        same definitions (validated first: invalid input changes nothing). No mutations
+        are sent; restored features' model bindings become active and their state
+        timers armed afresh. With ``timers=True`` the snapshot is a durable one, and its
+        timers are armed again by their ``on_restore``. :class:`uniflow.Misuse` inside a
+        callback."""
+        name = "uf_snapshot_restore" if timers else "uf_state_restore"
+        return self._finish(_require(self._lib, name)(self._handle, _json_text(snapshot, "snapshot")))
 
     def replay(self, journal: Union[str, "os.PathLike[str]"]) -> Status:
-        """Installs the mutations of a journal written with the same definitions."""
-        fn = _require(self._lib, "uf_replay_file")
-        return self._finish(fn(self._handle, os.fsencode(journal)))
+        """Installs the mutations (and timers) of a journal written with the same definitions."""
+        return self._finish(_require(self._lib, "uf_replay_file")(self._handle, os.fsencode(journal)))
 
     def graph(self, feature: Optional[str] = None) -> str:
         """Graphviz DOT of the registered features (or of one)."""
-        fn = _require(self._lib, "uf_graph_dot")
-        out = c_void_p()
-        rc = fn(self._handle, _name(feature, "feature"), byref(out))
+        return self._text_result(_require(self._lib, "uf_graph_dot"), _name(feature, "feature")) or ""
+
+    # -- time --------------------------------------------------------------------------------
+
+    def submit_after(self, seconds: float, action: Union[ActionLike], id: Optional[str] = None,
+                     keep: bool = False) -> Status:
+        """Submits ``action`` after ``seconds`` (rounded up to whole milliseconds). The
+        action is checked now, up to its payload. An ``id`` names the timer: arming an
+        armed id replaces it (debounce), or with ``keep=True`` keeps the armed one
+        (throttle). A timer without an id cannot be cancelled."""
+        fn = _require(self._lib, "uf_submit_after")
+        return self._finish(fn(self._handle_or_raise(), _json_text(action, "action"),
+                               _milliseconds(seconds, "seconds"), _name(id, "id"), _TIMER_KEEP if keep else 0))
+
+    def cancel_timer(self, id: str) -> Status:
+        """Disarms the timer ``id``: it never fires, even if it was due. ``NotFound``
+        when none is armed; ``Misuse`` for a state timer (leave the state instead)."""
+        return self._finish(_require(self._lib, "uf_timer_cancel")(self._handle_or_raise(), _name(id, "id")))
+
+    def timers(self) -> List[Dict[str, Any]]:
+        """The armed timers, soonest first: ``[{"id", "due_in_ms", "ms"}, ...]``."""
+        text = self._text_result(_require(self._lib, "uf_timers_get"))
+        return json.loads(text) if text else []
+
+    def advance(self, seconds: float) -> Status:
+        """A manual clock (``clock="manual"``): moves it on by ``seconds``, firing every
+        timer due by then, in order. ``Misuse`` on a monotonic clock or inside a callback."""
+        fn = _require(self._lib, "uf_clock_advance")
+        return self._finish(fn(self._handle_or_raise(), _milliseconds(seconds, "seconds")))
+
+    def now(self) -> float:
+        """The dispatcher's clock in seconds (since it was made, or the manual reading)."""
+        out = c_uint64()
+        rc = _require(self._lib, "uf_clock_now")(self._handle_or_raise(), byref(out))
         if rc < 0:
             self._finish(rc)
-        return _take_string(self._lib, out) or ""
+        return out.value / 1000.0
 
-    # -- subscribers, reporter, handlers ---------------------------------------------------
+    # -- the host's loop ---------------------------------------------------------------------
 
-    def subscribe(self, fn: Callable[[Mutation], Any], when: Optional[str] = None) -> Subscription:
+    def fileno(self) -> int:
+        """The descriptor that is readable while :meth:`run_pending` has work (the
+        dispatcher owns it: do not close it)."""
+        out = c_int()
+        rc = _require(self._lib, "uf_loop_fd")(self._handle_or_raise(), byref(out))
+        if rc < 0:
+            self._finish(rc)
+        return out.value
+
+    def timeout(self) -> Optional[float]:
+        """What to wait for before :meth:`run_pending` has work: 0, the seconds until
+        the next host timer, or ``None`` when nothing waits."""
+        out = c_int()
+        rc = _require(self._lib, "uf_loop_timeout")(self._handle_or_raise(), byref(out))
+        if rc < 0:
+            self._finish(rc)
+        return None if out.value < 0 else out.value / 1000.0
+
+    def run_pending(self) -> int:
+        """Fires the host timers due and makes the deferred deliveries waiting (on
+        this thread); returns how many. What the callbacks submit runs before it returns."""
+        out = c_uint64()
+        rc = _require(self._lib, "uf_loop_run")(self._handle_or_raise(), byref(out))
+        self._finish(rc)
+        return out.value
+
+    def attach(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+        """Lets the asyncio event loop (the running one by default) run this
+        dispatcher's deferred deliveries and host timers (:mod:`uniflow.aio`)."""
+        aio.attach(self, loop)
+
+    def detach(self) -> None:
+        """Removes the dispatcher from its event loop (idempotent)."""
+        aio.detach(self)
+
+    def mutations(self, when: Optional[str] = None) -> AsyncIterator[Mutation]:
+        """``async for m in d.mutations(when)``: the mutations from now on, on the loop
+        (an attached dispatcher; ``Misuse`` otherwise)."""
+        return aio.mutations(self, when)
+
+    async def wait_for(self, when: Optional[str] = None, timeout: Optional[float] = None) -> Mutation:
+        """The first matching mutation after the call (``asyncio.TimeoutError`` after
+        ``timeout`` seconds); an attached dispatcher only."""
+        return await aio.wait_for(self, when, timeout)
+
+    def values(self, select: Any) -> AsyncIterator[Any]:
+        """``async for v in d.values(select)``: a watch's values, on the loop."""
+        return aio.values(self, select)
+
+    # -- subscribers, watches, interceptors, reporter, handlers ---------------------------
+
+    def _keep_callback(self, cfunc: Any, fn: Any) -> int:
+        token = _callbacks.new_token()
+        self._keep[token] = (cfunc, fn)
+        _callbacks.own(token, self._ref)
+        return token
+
+    def _registered(self, rc: int, token: int, out: c_uint64) -> int:
+        if rc < 0:
+            self._keep.pop(token, None)  # C already released it; be sure
+            self._finish(rc)
+        return out.value
+
+    def subscribe(self, fn: Callable[[Mutation], Any], when: Optional[str] = None,
+                  deferred: bool = False) -> Subscription:
         """Calls ``fn(mutation)`` for every mutation matched by the filter ``when``
-        (``None``: every mutation; e.g. ``"TransitionInto<FileDownloading.Completed>"``).
+        (``None``: every mutation; e.g. ``"TransitionInto<FileDownloading.Completed>"``,
+        ``"AnyMutationOf<Download[a_pdf]>"``).
 
         ``fn`` returns :data:`uniflow.STOP` to end the subscription (anything else keeps
         it) and may submit (queued), subscribe, cancel (itself included) and read state.
         An exception it raises leaves the mutation applied and is re-raised from the
         outermost action call. The :class:`Mutation` is lazy and stays usable after
-        ``fn`` returns.
+        ``fn`` returns. With ``deferred=True`` the mutations wait for
+        :meth:`run_pending` (or the event loop, see :meth:`attach`), on its thread.
         """
         if not callable(fn):
             raise TypeError(f"subscriber must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
-        token = _callbacks.new_token()
         cfunc = _callbacks.make_subscriber(self._errors, fn)
-        self._keep[token] = (cfunc, fn)
-        _callbacks.own(token, self._ref)
+        token = self._keep_callback(cfunc, fn)
         out = c_uint64()
-        rc = self._lib.uf_subscribe(handle, _name(when, "when"), cfunc, token, RELEASE, byref(out))
-        if rc < 0:
-            self._keep.pop(token, None)  # C already released it; be sure
-            self._finish(rc)
-        return Subscription(self, out.value, token, when)
+        subscribe = _require(self._lib, "uf_subscribe_deferred") if deferred else self._lib.uf_subscribe
+        rc = subscribe(handle, _name(when, "when"), cfunc, token, _callbacks.RELEASE, byref(out))
+        return Subscription(self, self._registered(rc, token, out), token, when)
 
-    def on(self, when: Optional[str] = None) -> Callable[[F], F]:
+    def on(self, when: Optional[str] = None, deferred: bool = False) -> Callable[[F], F]:
         """Decorator form of :meth:`subscribe`; returns the function unchanged, with the
         :class:`Subscription` in its ``subscription`` attribute (when it takes one).
 
@@ -677,7 +682,7 @@ class Dispatcher:
         """
 
         def decorator(fn: F) -> F:
-            subscription = self.subscribe(fn, when)
+            subscription = self.subscribe(fn, when, deferred=deferred)
             try:
                 fn.subscription = subscription  # type: ignore[attr-defined]
             except (AttributeError, TypeError):
@@ -686,43 +691,91 @@ class Dispatcher:
 
         return decorator
 
+    def watch(self, select: Any, fn: Callable[[Any], Any], deferred: bool = False) -> Watch:
+        """Calls ``fn(value)`` with the value ``select`` picks from the model, now and
+        then whenever it changes (compared as JSON), once per outer call.
+
+        ``select`` is a dotted path (``"FileDownloading.payload.progress"``) or a
+        JsonLogic rule over ``{"model": ...}`` (a dict). ``fn`` returns
+        :data:`uniflow.STOP` to end the watch. With ``deferred=True`` the values wait for
+        :meth:`run_pending` (coalesced to the latest)."""
+        if not callable(fn):
+            raise TypeError(f"watch function must be callable, got {type(fn).__name__}")
+        handle = self._handle_or_raise()
+        cfunc = _callbacks.make_watch(self._errors, fn)
+        token = self._keep_callback(cfunc, fn)
+        out = c_uint64()
+        watch = _require(self._lib, "uf_watch_deferred" if deferred else "uf_watch")
+        rc = watch(handle, _selector(select), cfunc, token, _callbacks.RELEASE, byref(out))
+        result = Watch(self, self._registered(rc, token, out), token, select)
+        # The first value was delivered inside uf_watch: its exception is this call's.
+        self._finish(Status.OK)
+        return result
+
+    def intercept(self, fn: Any = None, feature: Optional[str] = None) -> Any:
+        """Calls ``fn(action)`` with each :class:`uniflow.Action` about to be applied
+        (of ``feature``, or of every feature): ``None`` lets it through,
+        :data:`uniflow.REJECT` or ``raise uniflow.Veto(reason)`` vetoes it, another
+        exception fails it. Returns the :class:`Interceptor`.
+
+        Also a decorator: ``@d.intercept("FileDownloading")`` (the feature's name) or
+        ``@d.intercept()``; the function gets an ``interceptor`` attribute.
+        """
+        if fn is None or isinstance(fn, str):
+            name = fn if isinstance(fn, str) else feature
+
+            def decorator(function: F) -> F:
+                interceptor = self.intercept(function, feature=name)
+                try:
+                    function.interceptor = interceptor  # type: ignore[attr-defined]
+                except (AttributeError, TypeError):
+                    pass
+                return function
+
+            return decorator
+        if not callable(fn):
+            raise TypeError(f"interceptor must be callable, got {type(fn).__name__}")
+        handle = self._handle_or_raise()
+        cfunc = _callbacks.make_interceptor(self._errors, fn)
+        token = self._keep_callback(cfunc, fn)
+        out = c_uint64()
+        rc = _require(self._lib, "uf_intercept")(handle, _name(feature, "feature"), cfunc, token,
+                                                  _callbacks.RELEASE, byref(out))
+        return Interceptor(self, self._registered(rc, token, out), token, feature)
+
     def set_reporter(self, fn: Optional[Callable[[Dict[str, Any]], Any]]) -> None:
-        """Sends every report (SPEC 4.6) to ``fn`` as a dict; ``None`` goes back to the
-        built-in reporter (which prints according to ``reporting``)."""
+        """Sends every report to ``fn`` as a dict (``docs/processing.md``); ``None``
+        goes back to the built-in reporter (which prints according to ``reporting``)."""
         handle = self._handle_or_raise()
         if fn is None:
             rc = self._lib.uf_set_reporter(handle, REPORT_FN(), None, FREE_FN())  # NULLs
         else:
             if not callable(fn):
                 raise TypeError(f"reporter must be callable, got {type(fn).__name__}")
-            token = _callbacks.new_token()
             cfunc = _callbacks.make_reporter(self._errors, fn)
-            self._keep[token] = (cfunc, fn)
-            _callbacks.own(token, self._ref)
-            rc = self._lib.uf_set_reporter(handle, cfunc, token, RELEASE)
+            token = self._keep_callback(cfunc, fn)
+            rc = self._lib.uf_set_reporter(handle, cfunc, token, _callbacks.RELEASE)
             if rc < 0:
                 self._keep.pop(token, None)
         if rc < 0:
             self._finish(rc)
 
     def register_handler(self, name: str, fn: Callable[[BindingCall], Any]) -> None:
-        """Registers ``fn`` as the host handler ``name`` for model bindings'
-        ``{"call": name}`` (register handlers before the definitions that name them).
+        """Registers ``fn`` as the host handler ``name`` for model bindings' and event
+        guards' ``{"call": name}`` (register handlers before the definitions that name them).
 
-        ``fn(call)`` receives a :class:`uniflow.BindingCall`. In a ``given`` clause a true
-        result holds and a false one (``None`` included) stops the binding; in ``then``
-        any result succeeds. An exception fails the binding and is re-raised from the
-        outermost call. :class:`uniflow.AlreadyExists` for a name taken.
+        ``fn(call)`` receives a :class:`uniflow.BindingCall`. In a ``given`` clause (or
+        as a guard) a true result holds and a false one (``None`` included) does not; in
+        ``then`` any result succeeds. An exception fails the binding and is re-raised
+        from the outermost call. :class:`uniflow.AlreadyExists` for a name taken.
         """
         register = _require(self._lib, "uf_register_handler")
         if not callable(fn):
             raise TypeError(f"handler must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
-        token = _callbacks.new_token()
         cfunc = _callbacks.make_handler(self._errors, fn)
-        self._keep[token] = (cfunc, fn)
-        _callbacks.own(token, self._ref)
-        rc = register(handle, _name(name, "name"), cfunc, token, RELEASE)
+        token = self._keep_callback(cfunc, fn)
+        rc = register(handle, _name(name, "name"), cfunc, token, _callbacks.RELEASE)
         if rc < 0:
             self._keep.pop(token, None)
             self._finish(rc)
@@ -731,13 +784,7 @@ class Dispatcher:
         """:func:`uniflow.logic_apply` (JsonLogic with the library's evaluator)."""
         return logic_apply(rule, data)
 
-    def scenario(self, text: str) -> "Scenario":
+    def scenario(self, text: str) -> Scenario:
         """Starts an observer binding evaluated in Python:
         ``d.scenario("...").when(filter).given(map=f).given(if_=p).then(do=g)``."""
-        from .scenario import Scenario
-
         return Scenario(self, text)
-
-
-# Imported late for the annotation only (scenario imports this module).
-from .scenario import Scenario  # noqa: E402

@@ -48,7 +48,7 @@ _MISSING: Any = object()
 
 
 class Mutation:
-    """What an applied action did (SPEC 5.1), as a subscriber receives it.
+    """What an applied action did, as a subscriber receives it (``uf_mutation_json``).
 
     Attributes are read from the library only when first accessed, then cached.
     The object is immutable and stays usable after the subscriber returns.
@@ -74,6 +74,7 @@ class Mutation:
         """Called when the subscriber returned and kept a reference: snapshot, then forget."""
         if self._ptr is not None:
             self._full()
+            self._read("dropped")  # not part of the mutation's JSON
             self._ptr = None
 
     def _cache_dict(self) -> Dict[str, Any]:
@@ -107,6 +108,11 @@ class Mutation:
                 value = _C.uf_mutation_feature(ptr).decode()
             elif name == "seq":
                 value = _C.uf_mutation_seq(ptr)
+            elif name == "key":
+                raw = _C.uf_mutation_key(ptr)
+                value = None if raw is None else raw.decode()
+            elif name == "dropped":
+                value = _C.uf_mutation_dropped(ptr)
             elif name == "old":
                 state = _C.uf_mutation_old_state(ptr)
                 value = None if state is None else State(state.decode(), _payload(_C.uf_mutation_old_payload_json(ptr)))
@@ -119,6 +125,10 @@ class Mutation:
                 value = MutationKind.parse(record["kind"])
             elif name in ("old", "new"):
                 value = State.from_json(record[name])
+            elif name == "key":
+                value = record.get("key")
+            elif name == "dropped":
+                value = 0  # a mutation read after it was delivered: nothing more to say
             else:
                 value = record[name]
         cache[name] = value
@@ -152,17 +162,29 @@ class Mutation:
         return self._read("seq")  # type: ignore[no-any-return]
 
     @property
+    def key(self) -> Optional[str]:
+        """The instance's key (a keyed feature); ``None`` for a single feature."""
+        return self._read("key")  # type: ignore[no-any-return]
+
+    @property
+    def dropped(self) -> int:
+        """A deferred delivery (``subscribe(..., deferred=True)``): how many deliveries
+        to this subscription were dropped just before this one (``deferred_limit``).
+        When it is not 0, read the state again rather than trusting the sequence."""
+        return self._read("dropped")  # type: ignore[no-any-return]
+
+    @property
     def action(self) -> Dict[str, Any]:
         """The action that applied it: kind, feature, state keys, scope, context, id."""
         action: Dict[str, Any] = self._full()["action"]
         return action
 
     def to_dict(self) -> Dict[str, Any]:
-        """The mutation as JSON data (SPEC 5.1): seq, kind, feature, old, new, action."""
+        """The mutation as JSON data: seq, kind, feature, key (instances), old, new, action."""
         return dict(self._full())
 
     def to_json(self) -> str:
-        """The mutation as JSON text (SPEC 5.1)."""
+        """The mutation as JSON text."""
         return json.dumps(self._full())
 
     def __repr__(self) -> str:
@@ -177,7 +199,7 @@ class Mutation:
 class BindingCall:
     """A call of a host handler by a model binding (``{"call": "name"}``).
 
-    ``mutation`` is the triggering mutation as JSON data (SPEC 5.1), ``given`` the
+    ``mutation`` is the triggering mutation as JSON data, ``given`` the
     current ``given`` value (``None`` if none). In a ``given`` clause, the handler
     returns true to let the binding go on (false or ``None`` stops it) and may call
     :meth:`set_output` first to make a value the next clause's ``given``; in a ``then``

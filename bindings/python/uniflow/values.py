@@ -15,6 +15,7 @@ __all__ = [
     "QUEUED",
     "DECLINE",
     "STOP",
+    "REJECT",
     "Payload",
 ]
 
@@ -49,34 +50,54 @@ class State(NamedTuple):
         return {"state": self.name, "payload": self.payload}
 
 
-class MutationKind(IntEnum):
-    """``uf_mutation_kind``; ``str(kind)`` is the JSON spelling (``"transition"``)."""
+class _SpelledKind(IntEnum):
+    """An ``IntEnum`` of a C enum that also equals its JSON spelling.
+
+    ``kind == 3``, ``kind == MutationKind.TRANSITION`` and ``kind == "transition"`` are
+    all true, and ``kind in ("initialization", "transition")`` works; ``int(kind)`` is
+    the C value and ``str(kind)`` the JSON spelling. An ``IntEnum`` (rather than a
+    ``str`` mixin) because the C layer passes kinds as ints. Its hash is the int's, so
+    that kinds and ints mix in sets and as dict keys: a dict keyed by the JSON
+    spellings will not find a kind (look it up with ``str(kind)``).
+    """
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.name.lower() == other
+        return int.__eq__(self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = IntEnum.__hash__
+
+    @classmethod
+    def parse(cls, text: str) -> "Any":
+        """The kind a JSON spelling names: ``"transition"`` -> ``TRANSITION``."""
+        return cls[text.upper()]
+
+
+class MutationKind(_SpelledKind):
+    """``uf_mutation_kind``: ``MutationKind.TRANSITION == 3 == "transition"``."""
 
     INITIALIZATION = 1
     ACTUALIZATION = 2
     TRANSITION = 3
     DEINITIALIZATION = 4
 
-    def __str__(self) -> str:
-        return self.name.lower()
 
-    @classmethod
-    def parse(cls, text: str) -> "MutationKind":
-        """``"transition"`` -> ``MutationKind.TRANSITION``."""
-        return cls[text.upper()]
-
-
-class ActionKind(IntEnum):
-    """``uf_action_kind``; ``str(kind)`` is the JSON spelling (``"initialize"``)."""
+class ActionKind(_SpelledKind):
+    """``uf_action_kind``: ``ActionKind.SEND == 6 == "send"``."""
 
     INITIALIZE = 1
     ACTUALIZE = 2
     TRANSITION = 3
     DEINITIALIZE = 4
     TRIGGER = 5
-
-    def __str__(self) -> str:
-        return self.name.lower()
+    SEND = 6
 
 
 class _Sentinel:
@@ -104,5 +125,9 @@ class _Sentinel:
 #: exception, nothing changes. The C callback's "positive return: decline".
 DECLINE = _Sentinel("DECLINE")
 
-#: Returned by a subscriber: end this subscription (``UF_STOP``).
+#: Returned by a subscriber or a watch: end it (``UF_STOP``).
 STOP = _Sentinel("STOP")
+
+#: Returned by an interceptor: veto the action (``uniflow.Rejected``, reported as
+#: "intercepted by <id>"). Raise :class:`uniflow.Veto` to give a reason.
+REJECT = _Sentinel("REJECT")

@@ -1,0 +1,63 @@
+"""Python values to the bytes C takes, and C's strings back (used by every module that calls C)."""
+
+from __future__ import annotations
+
+import json
+from ctypes import c_void_p, string_at
+from typing import Any, Optional
+
+from . import _callbacks
+from .errors import InvalidArgument
+
+__all__ = ["name", "payload_bytes", "json_text", "json_value_text", "take_string"]
+
+
+def name(value: Optional[str], what: str) -> Optional[bytes]:
+    """A name (feature, state, key, event, filter...) as C bytes; ``None`` stays NULL."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if "\0" in value:
+            raise InvalidArgument(f"{what} contains a NUL character: {value!r}")
+        return value.encode("utf-8")
+    if isinstance(value, bytes):
+        return value
+    raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+
+
+def payload_bytes(payload: Any) -> bytes:
+    """A payload (dict, JSON text or bytes) as JSON bytes."""
+    try:
+        return _callbacks.encode_payload(payload)
+    except (TypeError, ValueError) as error:
+        raise InvalidArgument(f"payload is not JSON-serializable: {error}") from error
+
+
+def json_text(value: Any, what: str) -> bytes:
+    """A dict/list as JSON, a str/bytes as the JSON text it already is."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise InvalidArgument(f"{what} is not JSON-serializable: {error}") from error
+
+
+def json_value_text(value: Any, what: str) -> bytes:
+    """Any Python value as JSON (a str is a JSON string here, not JSON text)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise InvalidArgument(f"{what} is not JSON-serializable: {error}") from error
+
+
+def take_string(lib: Any, out: c_void_p) -> Optional[str]:
+    """Reads and frees a ``char *`` the library returned."""
+    if not out.value:
+        return None
+    try:
+        return string_at(out.value).decode("utf-8")
+    finally:
+        lib.uf_free(out)

@@ -1,0 +1,97 @@
+"""asyncio integration: a dispatcher's deliveries and host timers on the event loop.
+
+``d.attach()`` adds the dispatcher's loop descriptor (``uf_loop_fd``) to the running
+loop with ``add_reader``: whenever the library has work (deferred deliveries, deferred
+watch values, host timers due), the loop calls ``d.run_pending()`` on its own thread.
+Made with ``timers="host"``, an attached dispatcher never starts a thread of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
+
+from .errors import Misuse
+from .mutation import Mutation
+from .values import STOP
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dispatcher import Dispatcher
+
+__all__ = ["attach", "detach", "mutations", "values", "wait_for"]
+
+
+def attach(d: "Dispatcher", loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+    """Adds the dispatcher to ``loop`` (the running loop when ``None``)."""
+    if d._loop is not None:
+        if loop is None or loop is d._loop:
+            return
+        raise Misuse("the dispatcher is attached to another event loop; detach() it first")
+    loop = loop if loop is not None else asyncio.get_running_loop()
+    fd = d.fileno()
+    loop.add_reader(fd, d.run_pending)
+    d._loop = loop
+    d._loop_fd = fd
+    # Work waiting already (made before the reader was added) is seen at once:
+    # the descriptor is level-triggered.
+
+
+def detach(d: "Dispatcher") -> None:
+    """Removes the dispatcher from its loop (idempotent)."""
+    loop = d._loop
+    if loop is None:
+        return
+    d._loop = None
+    if not loop.is_closed():
+        loop.remove_reader(d._loop_fd)
+
+
+def _require(d: "Dispatcher", what: str) -> asyncio.AbstractEventLoop:
+    loop = d._loop
+    if loop is None:
+        raise Misuse(f"{what} needs a dispatcher attached to an event loop: call d.attach() first")
+    return loop
+
+
+async def mutations(d: "Dispatcher", when: Optional[str] = None) -> AsyncIterator[Mutation]:
+    """Every mutation matched by ``when`` from now on, delivered on the loop; leaving
+    the ``async for`` unsubscribes."""
+    _require(d, "mutations()")
+    queue: "asyncio.Queue[Mutation]" = asyncio.Queue()
+    subscription = d.subscribe(queue.put_nowait, when, deferred=True)
+    try:
+        while True:
+            yield await queue.get()
+    finally:
+        subscription.cancel()
+
+
+async def values(d: "Dispatcher", select: Any) -> AsyncIterator[Any]:
+    """A watch's values (its current one first), delivered on the loop; leaving the
+    ``async for`` ends the watch."""
+    _require(d, "values()")
+    queue: "asyncio.Queue[Any]" = asyncio.Queue()
+    watch = d.watch(select, queue.put_nowait, deferred=True)
+    try:
+        while True:
+            yield await queue.get()
+    finally:
+        watch.cancel()
+
+
+async def wait_for(d: "Dispatcher", when: Optional[str] = None, timeout: Optional[float] = None) -> Mutation:
+    """The first mutation matched by ``when`` after the call (``asyncio.TimeoutError``
+    after ``timeout`` seconds)."""
+    loop = _require(d, "wait_for()")
+    future: "asyncio.Future[Mutation]" = loop.create_future()
+
+    def first(m: Mutation) -> Any:
+        if not future.done():
+            future.set_result(m)
+        return STOP
+
+    subscription = d.subscribe(first, when, deferred=True)
+    try:
+        return await asyncio.wait_for(future, timeout)
+    finally:
+        subscription.cancel()
