@@ -60,23 +60,28 @@ extension Dispatcher {
         case .actualization:
             guard stateSlot(new, of: feature).hasTimers,
                   stateDefinition(new, of: place.feature).timers.contains(where: \.resetOnUpdate) else { return }
-            let before = timerHead(place)
-            var kept: [Int32: UInt64] = [:]
-            var index = before
+            // The entry timers still armed keep their deadline and their place in arm order.
+            var kept: [Int: (deadline: UInt64, serial: UInt64)] = [:]
+            var index = timerHead(place)
             while index >= 0 {
-                kept[time.store.records[Int(index)].after] = time.store.records[Int(index)].deadline
-                index = time.store.records[Int(index)].next
+                let record = time.store.records[Int(index)]
+                kept[Int(record.after)] = (record.deadline, record.serial)
+                index = record.next
             }
             disarmStateTimers(at: place)
-            armStateTimers(at: place, state: new) { i, timer in timer.resetOnUpdate ? base &+ timer.ms : kept[Int32(i)] }
+            armStateTimers(at: place, state: new, keepingSerials: kept.mapValues(\.serial)) { i, timer in
+                timer.resetOnUpdate ? base &+ timer.ms : kept[i]?.deadline
+            }
         case .deinitialization:
             disarmStateTimers(at: place)
         }
     }
 
     /// Arms the state's timers at a place; `deadline` gives each one's deadline
-    /// (nil: leave that one unarmed).
-    func armStateTimers(at place: Place, state: Int32, deadline: (Int, StateTimer) -> UInt64?) {
+    /// (nil: leave that one unarmed). An entry timer an actualization moves keeps
+    /// its arm order (`keepingSerials`, by `after` index), not only its deadline.
+    func armStateTimers(at place: Place, state: Int32, keepingSerials serials: [Int: UInt64] = [:],
+                        deadline: (Int, StateTimer) -> UInt64?) {
         let timers = stateDefinition(state, of: place.feature).timers
         var head = timerHead(place)
         for (i, timer) in timers.enumerated() {
@@ -84,7 +89,7 @@ extension Dispatcher {
             let record = TimerRecord(deadline: due, ms: timer.ms, isState: true, policy: timer.onRestore,
                                      resetOnUpdate: timer.resetOnUpdate, feature: place.feature,
                                      instance: place.instance, state: state, after: Int32(i), next: head)
-            guard let index = try? time.store.arm(record) else {
+            guard let index = try? time.store.arm(record, serial: timer.resetOnUpdate ? nil : serials[i]) else {
                 if reportingActive {
                     report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
                 }

@@ -56,8 +56,9 @@ struct TimerStore {
     private var nextSerial: UInt64 = 1
 
     /// Arms a timer; returns its record. `record` is filled in but for the
-    /// bookkeeping fields.
-    mutating func arm(_ record: TimerRecord) throws(UniFlowError) -> Int32 {
+    /// bookkeeping fields. `serial` keeps the arm order of a timer armed before
+    /// (an entry timer moved by an actualization); nil: armed now, last.
+    mutating func arm(_ record: TimerRecord, serial: UInt64? = nil) throws(UniFlowError) -> Int32 {
         try heap.reserve(1)
         let index: Int32
         if freeRecords >= 0 {
@@ -69,8 +70,12 @@ struct TimerStore {
         }
         var armed = record
         armed.alive = true
-        armed.serial = nextSerial
-        nextSerial += 1
+        if let serial {
+            armed.serial = serial
+        } else {
+            armed.serial = nextSerial
+            nextSerial += 1
+        }
         armed.generation = records[Int(index)].generation
         records[Int(index)] = armed
         push(TimerHeapEntry(deadline: armed.deadline, serial: armed.serial, record: index, generation: armed.generation))
