@@ -153,6 +153,7 @@ extension Dispatcher {
             case .timersDisarmed(let place, let head):
                 reviveStateTimers(at: place, head: head)
             case .apiArmed(let index, let id):
+                noteDisarmed()
                 if let id { time.apiIDs[id] = nil }
                 free(time.store.records[Int(index)].action)
                 free(time.store.records[Int(index)].id)

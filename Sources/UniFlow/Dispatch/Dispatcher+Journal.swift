@@ -162,6 +162,7 @@ extension Dispatcher {
             time.store.free(index)
         }
         time.apiIDs.removeAll()
+        noteDisarmed()
     }
 
     /// Arms an API timer at a given deadline (a replay, a snapshot restore).

@@ -106,6 +106,7 @@ extension Dispatcher {
     func disarmStateTimers(at place: Place) {
         let head = timerHead(place)
         guard head >= 0 else { return }
+        noteDisarmed()
         if batch != nil {
             // Kept, linked, until the batch holds: a rollback makes them live again.
             var index = head
@@ -141,6 +142,7 @@ extension Dispatcher {
     func unarmStateTimer(_ index: Int32, at place: Place) {
         setTimerHead(place, time.store.records[Int(index)].next)
         time.store.free(index)
+        noteDisarmed()
     }
 
     /// Frees the records a batch that holds had suspended.
@@ -281,6 +283,7 @@ extension Dispatcher {
 
     private func cancelAPITimer(_ index: Int32, id: String) {
         time.apiIDs[id] = nil
+        noteDisarmed()
         if batch != nil {
             time.store.suspend(index)
             batch!.undo.append(.apiCancelled(index, id: id))
@@ -305,6 +308,13 @@ extension Dispatcher {
     }
 
     // MARK: Firing
+
+    /// A timer was disarmed: the host's loop may be waiting for its deadline,
+    /// and must not wake for it (nor stay readable for a due one).
+    @inline(__always)
+    func noteDisarmed() {
+        if options.timers == .host { loop.dirty = true }
+    }
 
     /// Someone must know of a new deadline: the timer thread (started on the
     /// first timer), or the host's loop.
