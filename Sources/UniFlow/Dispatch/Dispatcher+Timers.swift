@@ -225,6 +225,8 @@ extension Dispatcher {
     /// `uf_submit_after`: checks the action now, as `uf_submit` would up to its
     /// payload, then arms it (kept as its JSON text).
     func armAPITimer(json text: UnsafePointer<CChar>, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        // A payload_free run by uf_dispatcher_free must not arm what nobody would fire.
+        try refuseWhileClosing("uf_submit_after")
         try JSONParser.withTree(text) { (root) throws(UniFlowError) in
             _ = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
         }
@@ -233,6 +235,7 @@ extension Dispatcher {
 
     /// `uf_dispatch_after`: checks the action now, then arms it as JSON text.
     func armAPITimer(action a: uf_action, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        try refuseWhileClosing("uf_dispatch_after")
         let action = try resolve(try DecodedAction(a), hasVia: false)
         var object = actionDescription(action.header)
         if let payload = action.payload { object["payload"] = .object(payload) }
