@@ -119,9 +119,10 @@ private struct RestoredTimer {
         case "api": isState = false
         default: throw UniFlowError(.schema, "kind: expected \"state\" or \"api\"")
         }
+        // An API timer may be anonymous; a state timer always has its id.
         switch object["id"] {
         case .string(let text)?: id = text
-        case .null?, nil where !isState: id = nil
+        case .null? where !isState, nil where !isState: id = nil
         default: throw UniFlowError(.schema, "id: expected a string")
         }
         dueAt = try count("due_at")
