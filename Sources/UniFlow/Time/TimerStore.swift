@@ -53,7 +53,8 @@ struct TimerStore {
     private var heap = UnsafeVector<TimerHeapEntry>()
     private var freeRecords: Int32 = -1
     private(set) var live = 0
-    private var nextSerial: UInt64 = 1
+    /// The serial the next `arm` gives (a restore journals the serials it is about to give).
+    private(set) var nextSerial: UInt64 = 1
 
     /// Arms a timer; returns its record. `record` is filled in but for the
     /// bookkeeping fields. `serial` keeps the arm order of a timer armed before
