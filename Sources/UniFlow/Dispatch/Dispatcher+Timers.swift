@@ -414,12 +414,14 @@ extension Dispatcher {
     /// Fires every timer due at or before `now`, in deadline order (arm order at
     /// one deadline). Each firing is one outer call; the firings at one instant
     /// count together toward `max_cascade`, past which the timers still due at
-    /// that instant are dropped. Returns how many fired.
+    /// that instant are dropped. `stop` ends it between two firings. Returns
+    /// how many fired.
     @discardableResult
-    func fireDueTimers(upTo now: UInt64) -> Int {
+    func fireDueTimers(upTo now: UInt64, stop: (() -> Bool)? = nil) -> Int {
         var fired = 0
         var instant: UInt64? = nil
         while let top = time.store.peek(), top.deadline <= now {
+            if let stop, stop() { break }
             if top.deadline != instant {
                 instant = top.deadline
                 cascade = CascadeState()
@@ -592,7 +594,8 @@ extension Dispatcher {
     /// any caller processes (owner of the dispatcher, callbacks re-entrant).
     private func runTimerThread(_ thread: TimerThread) {
         pthread_mutex_lock(mutex)
-        while !thread.stopping {
+        let stopRequested = { thread.stopRequested.load(ordering: .relaxed) }
+        while !thread.stopping && !stopRequested() {
             guard let next = time.store.peek()?.deadline else {
                 thread.waitingUntil = nil
                 pthread_cond_wait(thread.condition, mutex)
@@ -610,16 +613,19 @@ extension Dispatcher {
             }
             thread.waitingUntil = nil
             becomeOwner()
-            fireDueTimers(upTo: now)
+            fireDueTimers(upTo: now, stop: stopRequested)
             finishOuterCall()
             resignOwner()
         }
         pthread_mutex_unlock(mutex)
     }
 
-    /// Stops the timer thread and waits for a firing under way; nothing fires after.
+    /// Stops the timer thread and waits for a firing under way; nothing fires
+    /// after. The request comes before the mutex, so that timers falling due
+    /// while that firing runs are not fired before the thread lets go.
     func stopTimerThread() {
         guard let thread = time.thread else { return }
+        thread.stopRequested.store(true, ordering: .relaxed)
         pthread_mutex_lock(mutex)
         thread.stopping = true
         thread.wake()
