@@ -22,6 +22,11 @@ struct BatchLog {
 
     var undo: [Undo] = []
     var seq: UInt64
+    /// Mutations applied so far, and the journal's timer lines (what
+    /// interceptors armed or cancelled) with the number of mutations before
+    /// each: the batch's one journal line holds both, in order, once it holds.
+    var committed = 0
+    var timerLines: [(after: Int, line: JSONObject)] = []
 }
 
 /// Transactions (`uf_submit_batch`): every action in order, or none.
@@ -106,15 +111,16 @@ extension Dispatcher {
                 do throws(UniFlowError) {
                     // Not journaled here (journaling is off until the batch holds).
                     committed.append(try commit(header, kind: kind, at: place, from: current, payload: payload))
+                    batch!.committed = committed.count
                 } catch {
                     throw rollBack(error, at: i, reporting: header)
                 }
             }
         }
         hot.journaling = journaling
-        if journaling {
+        if journal != nil {
             do throws(UniFlowError) {
-                try journalBatch(committed)
+                try journalBatch(committed, timerLines: batch!.timerLines)
             } catch {
                 throw rollBack(error, at: nil, reporting: actions.last?.header)
             }
@@ -153,6 +159,7 @@ extension Dispatcher {
             case .timersDisarmed(let place, let head):
                 reviveStateTimers(at: place, head: head)
             case .apiArmed(let index, let id):
+                noteDisarmed()
                 if let id { time.apiIDs[id] = nil }
                 free(time.store.records[Int(index)].action)
                 free(time.store.records[Int(index)].id)
@@ -191,8 +198,8 @@ extension Dispatcher {
     func restore(_ json: JSONValue) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_state_restore")
         try exclusive { () throws(UniFlowError) in
+            // Its state timers are armed afresh; API timers stay as they are.
             try installJournaled(try validatedModel(json), replacing: ModelSnapshot(of: self))
-            armAllStateTimersAfresh()
         }
     }
 }

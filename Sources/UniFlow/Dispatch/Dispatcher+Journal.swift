@@ -37,35 +37,80 @@ extension Dispatcher {
         try journal?.append(journalLine(mutation))
     }
 
-    /// A batch is one line, so that a crash leaves all of it or none.
-    func journalBatch(_ mutations: [CommittedMutation]) throws(UniFlowError) {
-        guard let journal, let last = mutations.last else { return }
-        try journal.append(["seq": .int(Int64(last.record.seq)), "batch": .array(mutations.map(journalLine))])
+    /// A batch is one line, so that a crash leaves all of it or none: its
+    /// mutations, and the timer lines of what its interceptors armed or
+    /// cancelled, in the order they happened.
+    func journalBatch(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)]) throws(UniFlowError) {
+        guard let journal, !mutations.isEmpty || !timerLines.isEmpty else { return }
+        var items: [JSONValue] = []
+        var next = 0
+        for (i, mutation) in mutations.enumerated() {
+            while next < timerLines.count && timerLines[next].after <= i { items.append(.object(timerLines[next].line)); next += 1 }
+            items.append(journalLine(mutation))
+        }
+        items += timerLines[next...].map { .object($0.line) }
+        let seq = mutations.last?.record.seq ?? model.seq
+        try journal.append(["seq": .int(Int64(seq)), "batch": .array(items)])
     }
 
-    func journalRestore(_ model: JSONValue) throws(UniFlowError) {
-        try journal?.append(["seq": .int(Int64(self.model.seq)), "restore": model, "at": .int(Int64(journalTime))])
-    }
-
-    /// An API timer armed, cancelled or fired; a state timer fired.
+    /// An API timer armed, cancelled or fired; a state timer fired. Inside a
+    /// batch the line waits for the batch's own line (it is dropped if the
+    /// batch rolls back, as what it describes is).
     func journalTimer(_ line: JSONObject) throws(UniFlowError) {
         guard let journal else { return }
         var line = line
         line["at"] = .int(Int64(journalTime))
+        if batch != nil {
+            batch!.timerLines.append((batch!.committed, line))
+            return
+        }
         try journal.append(.object(line))
     }
 
-    /// Installs a model wholesale (a restore, a replay) and journals it as a
-    /// restore line; when that line cannot be written, `before` is put back.
-    func installJournaled(_ snapshot: ModelSnapshot, replacing before: ModelSnapshot) throws(UniFlowError) {
+    /// Installs a model wholesale and journals it as one restore line. With
+    /// `plan` nil (`uf_state_restore`), its state timers are armed afresh and API
+    /// timers stay. Otherwise (a snapshot restore, a replay) `plan` gives, once
+    /// the model is in, the timers that replace every armed one, in the order to
+    /// arm them; the line lists them (with the serials the API timers are about
+    /// to get), so that a replay of this journal arms the same. When the line
+    /// cannot be written, the model and its state timers are put back and
+    /// nothing else changes.
+    func installJournaled(_ snapshot: ModelSnapshot, replacing before: ModelSnapshot,
+                          plan: (() -> [PlannedTimer])? = nil) throws(UniFlowError) {
+        let saved = hot.journaling ? savedStateTimers() : []
         try install(snapshot)
-        guard hot.journaling else { return }
-        do throws(UniFlowError) {
-            try journalRestore(modelJSON())
-        } catch {
-            // The room `before` needs was there a moment ago.
-            try? install(before)
-            throw error
+        let planned = plan?()
+        if hot.journaling, let journal {
+            var line: JSONObject = ["seq": .int(Int64(model.seq)), "restore": modelJSON()]
+            if let planned {
+                var serial = time.store.nextSerial
+                line["timers"] = .array(planned.map { timer in
+                    defer { serial += 1 }
+                    let dueAt = JSONValue.int(Int64(time.clock.wallClock(at: timer.deadline)))
+                    switch timer.kind {
+                    case .state(let place, let after):
+                        return ["id": .string(stateTimerName(place, after: after)), "kind": "state", "due_at": dueAt]
+                    case .api(let action, let id):
+                        return ["serial": .int(Int64(serial)), "id": id.map { .string($0) } ?? .null, "kind": "api",
+                                "ms": .int(Int64(timer.ms)), "due_at": dueAt, "action": (try? JSONParser.parse(action)) ?? .null]
+                    }
+                })
+            }
+            line["at"] = .int(Int64(journalTime))
+            do throws(UniFlowError) {
+                try journal.append(.object(line))
+            } catch {
+                // The room `before` needs was there a moment ago.
+                try? install(before)
+                rearm(saved)
+                throw error
+            }
+        }
+        if let planned {
+            cancelAllAPITimers()
+            for timer in planned { arm(timer) }
+        } else {
+            armAllStateTimersAfresh()
         }
     }
 
@@ -124,17 +169,23 @@ extension Dispatcher {
             }
         }
         // Nothing can fail past this point but the journal of this dispatcher.
-        let apiTimers = state.apiTimers.values.sorted(by: { $0.serial < $1.serial }).map { ($0, JSONValue.object($0.action).jsonText) }
-        try installJournaled(state.model, replacing: before)
-        cancelAllAPITimers()
-        let lastTime = state.lastTime
-        armAllStateTimers { place, i, timer in
-            state.stateTimerDeadline(place, after: i, timer: timer, on: self, lastTime: lastTime)
-        }
-        for (timer, text) in apiTimers {
-            // An API timer keeps its wall-clock deadline.
-            let due = time.clock.time(atWallClock: timer.dueAt)
-            try? armRestoredAPITimer(action: text, ms: timer.ms, id: timer.id, deadline: due)
+        // The timers are armed in the order the journaling dispatcher armed
+        // them, so that those due at one instant fire in the same order.
+        try installJournaled(state.model, replacing: before) {
+            var timers: [(order: UInt64, rank: Int, timer: PlannedTimer)] = []
+            self.forEachTimedPlace { place, _, definitions in
+                for (i, definition) in definitions.enumerated() {
+                    guard let (deadline, order) = state.stateTimerDeadline(place, after: i, timer: definition, on: self) else { continue }
+                    timers.append((order, timers.count, PlannedTimer(kind: .state(place, after: i), deadline: deadline, ms: definition.ms)))
+                }
+            }
+            for timer in state.apiTimers.values {
+                // An API timer keeps its wall-clock deadline.
+                let planned = PlannedTimer(kind: .api(action: JSONValue.object(timer.action).jsonText, id: timer.id),
+                                           deadline: self.time.clock.time(atWallClock: timer.dueAt), ms: timer.ms)
+                timers.append((timer.order, timers.count, planned))
+            }
+            return timers.sorted { ($0.order, $0.rank) < ($1.order, $1.rank) }.map(\.timer)
         }
         model.seq = max(model.seq, state.lastSeq)
         if let tornLine {
@@ -162,6 +213,7 @@ extension Dispatcher {
             time.store.free(index)
         }
         time.apiIDs.removeAll()
+        noteDisarmed()
     }
 
     /// Arms an API timer at a given deadline (a replay, a snapshot restore).
@@ -178,8 +230,9 @@ extension Dispatcher {
     }
 }
 
-/// What a replay reads from a journal, line by line: the model, when each place
-/// entered its state, which state timers fired, and the API timers armed.
+/// What a replay reads from a journal, line by line: the model, when (and in
+/// which order) each place entered its state and was last actualized, what
+/// lines said about state timers, and the API timers armed.
 struct JournalState {
     struct APITimer {
         var serial: Int64
@@ -187,6 +240,16 @@ struct JournalState {
         var ms: UInt64
         var dueAt: UInt64
         var action: JSONObject
+        /// When it was armed among the journal's events (arm order on replay).
+        var order: UInt64
+    }
+
+    /// What a line said about one state timer, instead of what the mutations imply.
+    enum StateTimerNote {
+        /// It fired and its place stayed in the state: not armed.
+        case fired
+        /// A snapshot restore armed it for this wall-clock deadline.
+        case due(at: UInt64, order: UInt64)
     }
 
     var model: ModelSnapshot
@@ -194,8 +257,11 @@ struct JournalState {
     var lastTime: UInt64 = 0
     var session: String?
     var apiTimers: [Int64: APITimer] = [:]
-    /// State timers that fired while their state lasted: not armed again.
-    var firedStateTimers: Set<String> = []
+    /// By state timer id.
+    var notes: [String: StateTimerNote] = [:]
+    /// Counts the events that arm timers (mutations, armed lines, restored
+    /// timers): the order in which the journaling dispatcher armed them.
+    var order: UInt64 = 0
 
     mutating func apply(_ object: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
         if case .int(let at)? = object["at"], at >= 0 { lastTime = max(lastTime, UInt64(at)) }
@@ -206,32 +272,23 @@ struct JournalState {
                     model.clear()
                     lastSeq = 0
                     apiTimers.removeAll()
-                    firedStateTimers.removeAll()
+                    notes.removeAll()
                 }
                 session = next
             }
             return
         }
-        if let event = object["timer"] {
-            try applyTimer(event, object)
+        if object["timer"] != nil {
+            try applyTimer(object)
             return
         }
         if let restored = object["restore"] {
-            model = try dispatcher.validatedModel(restored)
-            let at = lastTime
-            for f in model.features.indices where model.features[f].state >= 0 {
-                model.features[f].enteredAt = at
-                model.features[f].updatedAt = at
-            }
-            for (f, list) in model.instances {
-                model.instances[f] = list.map { (key: $0.key, entry: ModelSnapshot.Entry(state: $0.entry.state, payload: $0.entry.payload, enteredAt: at, updatedAt: at)) }
-            }
-            firedStateTimers.removeAll()
+            try applyRestore(restored, timers: object["timers"], on: dispatcher)
         } else if let batch = object["batch"] {
             guard let lines = batch.arrayValue else { throw UniFlowError(.schema, "'batch' must be an array") }
             for line in lines {
-                guard let mutation = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
-                try applyMutation(mutation, on: dispatcher)
+                guard let item = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
+                if item["timer"] != nil { try applyTimer(item) } else { try applyMutation(item, on: dispatcher) }
             }
         } else {
             try applyMutation(object, on: dispatcher)
@@ -239,23 +296,84 @@ struct JournalState {
         if case .int(let s) = object["seq"] ?? .null { lastSeq = UInt64(max(s, 0)) }
     }
 
-    private mutating func applyMutation(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
-        try model.apply(journalLine: line, on: dispatcher)
-        // Entering or actualizing a state: its timers count from now again.
-        if let feature = line["feature"]?.stringValue {
-            let prefix = line["key"]?.stringValue.map { "\(feature)[\($0)]." } ?? "\(feature)."
-            firedStateTimers = firedStateTimers.filter { !$0.hasPrefix(prefix) }
+    /// A restore line: the model, entered now. Without `timers` (a state
+    /// restore) its state timers count from now and the API timers stay; with
+    /// them (a snapshot restore, a replay) they are exactly the armed timers.
+    private mutating func applyRestore(_ restored: JSONValue, timers: JSONValue?, on dispatcher: Dispatcher) throws(UniFlowError) {
+        model = try dispatcher.validatedModel(restored)
+        order += 1
+        let at = lastTime, entered = order
+        for f in model.features.indices where model.features[f].state >= 0 {
+            model.features[f].enteredAt = at
+            model.features[f].updatedAt = at
+            model.features[f].enteredOrder = entered
+            model.features[f].updatedOrder = entered
+        }
+        for (f, list) in model.instances {
+            model.instances[f] = list.map { item in
+                var entry = item.entry
+                (entry.enteredAt, entry.updatedAt, entry.enteredOrder, entry.updatedOrder) = (at, at, entered, entered)
+                return (key: item.key, entry: entry)
+            }
+        }
+        notes.removeAll()
+        guard let timers else { return }
+        guard let list = timers.arrayValue else { throw UniFlowError(.schema, "'timers' must be an array") }
+        apiTimers.removeAll()
+        for name in dispatcher.stateTimerNames(in: model) { notes[name] = .fired }
+        for item in list {
+            guard let timer = item.objectValue, case .int(let due)? = timer["due_at"], due >= 0 else {
+                throw UniFlowError(.schema, "a restored timer needs 'kind' and 'due_at'")
+            }
+            order += 1
+            switch timer["kind"]?.stringValue {
+            case "state":
+                guard let id = timer["id"]?.stringValue, notes[id] != nil else {
+                    throw UniFlowError(.schema, "a restored state timer needs the 'id' of a state timer of the model")
+                }
+                notes[id] = .due(at: UInt64(due), order: order)
+            case "api":
+                try armed(timer)
+            default:
+                throw UniFlowError(.schema, "a restored timer's 'kind' is \"state\" or \"api\"")
+            }
         }
     }
 
-    private mutating func applyTimer(_ event: JSONValue, _ line: JSONObject) throws(UniFlowError) {
-        switch event.stringValue {
-        case "armed":
-            guard case .int(let serial)? = line["serial"], case .int(let ms)? = line["ms"], ms >= 0,
-                  case .int(let due)? = line["due_at"], due >= 0, let action = line["action"]?.objectValue else {
-                throw UniFlowError(.schema, "a timer line needs 'serial', 'ms', 'due_at' and 'action'")
+    private mutating func applyMutation(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
+        order += 1
+        try model.apply(journalLine: line, order: order, on: dispatcher)
+        // Entering a state (again) arms all its timers; an actualization re-arms
+        // its "update" ones: what lines said about them no longer holds.
+        guard let featureName = line["feature"]?.stringValue else { return }
+        let place = line["key"]?.stringValue.map { "\(featureName)[\($0)]." } ?? "\(featureName)."
+        if line["kind"]?.stringValue == MutationKind.actualization.text, let stateName = line["state"]?.stringValue,
+           let feature = dispatcher.featureIndex(named: featureName), let state = dispatcher.stateIndex(named: stateName, feature: feature) {
+            for (i, timer) in dispatcher.stateDefinition(state, of: feature).timers.enumerated() where timer.resetOnUpdate {
+                notes["\(place)\(stateName).after[\(i)]"] = nil
             }
-            apiTimers[serial] = APITimer(serial: serial, id: line["id"]?.stringValue, ms: UInt64(ms), dueAt: UInt64(due), action: action)
+        } else {
+            notes = notes.filter { !$0.key.hasPrefix(place) }
+        }
+    }
+
+    /// An API timer's armed line (or a restore line's API timer).
+    private mutating func armed(_ line: JSONObject) throws(UniFlowError) {
+        guard case .int(let serial)? = line["serial"], case .int(let ms)? = line["ms"], ms >= 0,
+              case .int(let due)? = line["due_at"], due >= 0, let action = line["action"]?.objectValue else {
+            throw UniFlowError(.schema, "a timer line needs 'serial', 'ms', 'due_at' and 'action'")
+        }
+        apiTimers[serial] = APITimer(serial: serial, id: line["id"]?.stringValue, ms: UInt64(ms), dueAt: UInt64(due),
+                                     action: action, order: order)
+    }
+
+    private mutating func applyTimer(_ line: JSONObject) throws(UniFlowError) {
+        switch line["timer"]?.stringValue {
+        case "armed":
+            order += 1
+            try armed(line)
+            // It replaced the timer armed under its id.
+            if case .int(let replaced)? = line["replaces"] { apiTimers[replaced] = nil }
         case "cancelled":
             guard case .int(let serial)? = line["serial"] else { throw UniFlowError(.schema, "a timer line needs 'serial'") }
             apiTimers[serial] = nil
@@ -263,34 +381,41 @@ struct JournalState {
             if case .int(let serial)? = line["serial"] {
                 apiTimers[serial] = nil
             } else if let id = line["id"]?.stringValue {
-                firedStateTimers.insert(id)
+                notes[id] = .fired
             } else {
                 throw UniFlowError(.schema, "a fired timer line needs 'serial' or 'id'")
             }
         default:
-            throw UniFlowError(.schema, "unknown timer event \(event.jsonText)")
+            throw UniFlowError(.schema, "unknown timer event \((line["timer"] ?? .null).jsonText)")
         }
     }
 
-    /// When a replayed place's state timer falls due, by its `on_restore`
-    /// (nil: it fired already).
-    func stateTimerDeadline(_ place: Place, after i: Int, timer: StateTimer, on dispatcher: Dispatcher,
-                            lastTime: UInt64) -> UInt64? {
-        var name = dispatcher.featureName(place.feature)
-        let key = dispatcher.key(at: place).map { String(cString: $0) }
-        if let key { name += "[\(key)]" }
-        let state = dispatcher.state(at: place)
-        let id = "\(name).\(dispatcher.stateName(state, feature: place.feature)).after[\(i)]"
-        if firedStateTimers.contains(id) { return nil }
-        let entry = model.entry(feature: place.feature, key: key)
-        let base = (timer.resetOnUpdate ? entry?.updatedAt : entry?.enteredAt) ?? lastTime
-        let now = dispatcher.time.clock.now()
+    /// When a replayed place's state timer falls due, by its `on_restore`, and
+    /// when it was armed among the journal's events; nil when it is not armed
+    /// (it fired and its place stayed in the state).
+    func stateTimerDeadline(_ place: Place, after i: Int, timer: StateTimer,
+                            on dispatcher: Dispatcher) -> (deadline: UInt64, order: UInt64)? {
+        let id = dispatcher.stateTimerName(place, after: i)
+        let clock = dispatcher.time.clock
+        let now = clock.now()
+        // The wall-clock deadline, and when it was armed.
+        let dueAt: UInt64, armedOrder: UInt64
+        switch notes[id] {
+        case .fired?:
+            return nil
+        case .due(let at, let order)?:
+            (dueAt, armedOrder) = (at, order)
+        case nil:
+            let entry = model.entry(feature: place.feature, key: dispatcher.key(at: place).map { String(cString: $0) })
+            let base = (timer.resetOnUpdate ? entry?.updatedAt : entry?.enteredAt) ?? lastTime
+            dueAt = base &+ timer.ms
+            armedOrder = (timer.resetOnUpdate ? entry?.updatedOrder : entry?.enteredOrder) ?? order
+        }
         switch timer.onRestore {
-        case .fire: return dispatcher.time.clock.time(atWallClock: base &+ timer.ms)
-        case .resume:
-            let spent = lastTime > base ? lastTime - base : 0
-            return now &+ (timer.ms > spent ? timer.ms - spent : 0)
-        case .restart: return now &+ timer.ms
+        case .fire: return (clock.time(atWallClock: dueAt), armedOrder)
+        // The time it had left when the journal's last line was written.
+        case .resume: return (now &+ (dueAt > lastTime ? dueAt - lastTime : 0), armedOrder)
+        case .restart: return (now &+ timer.ms, armedOrder)
         }
     }
 }

@@ -97,12 +97,13 @@ extension Dispatcher {
         return time.store.peek()?.deadline
     }
 
-    /// Brings the descriptor up to date: readable while work is due, its timer
-    /// set to the next host timer.
+    /// Brings the descriptor up to date: readable while work is due (a host
+    /// timer already due included: the timerfd would say so only a moment
+    /// later), its timer set to the next host timer.
     func syncLoopDescriptor() {
         loop.dirty = false
         guard let descriptor = loop.descriptor else { return }
-        descriptor.setWorkPending(loop.pending > 0 || !pendingWatches.isEmpty)
+        descriptor.setWorkPending(loopWorkDue)
         descriptor.setTimer(atMonotonicNanoseconds: hostTimerDeadline.map { time.clock.monotonicNanoseconds(at: $0) })
     }
 

@@ -54,25 +54,35 @@ extension Dispatcher {
                 }
             }
             let known = stateTimerNames(in: snapshot)
-            for (i, timer) in timers.enumerated() where timer.isState && !known.contains(timer.id!) {
-                throw UniFlowError(.schema, "snapshot.timers[\(i)].id: '\(timer.id!)' names no state timer of the model")
+            var seen = Set<String>()
+            for (i, timer) in timers.enumerated() {
+                guard let id = timer.id else { continue }
+                if timer.isState && !known.contains(id) {
+                    throw UniFlowError(.schema, "snapshot.timers[\(i)].id: '\(id)' names no state timer of the model")
+                }
+                if !seen.insert(id).inserted { throw UniFlowError(.schema, "snapshot.timers[\(i)].id: '\(id)' is armed twice") }
             }
-            try installJournaled(snapshot, replacing: ModelSnapshot(of: self))
-            cancelAllAPITimers()
-            let now = time.clock.now()
-            var stateTimers: [String: RestoredTimer] = [:]
-            for timer in timers where timer.isState { stateTimers[timer.id!] = timer }
-            armAllStateTimers { place, i, _ in
-                stateTimers[self.stateTimerName(place, after: i)].map { $0.deadline(now: now, clock: self.time.clock) }
-            }
-            for timer in timers where !timer.isState {
-                try armRestoredAPITimer(action: timer.action!, ms: timer.ms, id: timer.id, deadline: timer.deadline(now: now, clock: time.clock))
+            // Armed in the snapshot's order (soonest first, ties in arm order), so
+            // that timers due at one instant keep their order.
+            try installJournaled(snapshot, replacing: ModelSnapshot(of: self)) {
+                var places: [String: (Place, Int)] = [:]
+                self.forEachTimedPlace { place, _, definitions in
+                    for i in definitions.indices { places[self.stateTimerName(place, after: i)] = (place, i) }
+                }
+                let now = self.time.clock.now()
+                return timers.map { timer in
+                    let deadline = timer.deadline(now: now, clock: self.time.clock)
+                    if timer.isState, let (place, after) = places[timer.id!] {
+                        return PlannedTimer(kind: .state(place, after: after), deadline: deadline, ms: timer.ms)
+                    }
+                    return PlannedTimer(kind: .api(action: timer.action!, id: timer.id), deadline: deadline, ms: timer.ms)
+                }
             }
         }
     }
 
     /// The ids of every state timer the places of a model could have armed.
-    private func stateTimerNames(in snapshot: ModelSnapshot) -> Set<String> {
+    func stateTimerNames(in snapshot: ModelSnapshot) -> Set<String> {
         var names = Set<String>()
         func add(_ feature: Int32, _ key: String?, _ state: Int32) {
             guard state >= 0 else { return }
@@ -119,9 +129,10 @@ private struct RestoredTimer {
         case "api": isState = false
         default: throw UniFlowError(.schema, "kind: expected \"state\" or \"api\"")
         }
+        // An API timer may be anonymous; a state timer always has its id.
         switch object["id"] {
         case .string(let text)?: id = text
-        case .null?, nil where !isState: id = nil
+        case .null? where !isState, nil where !isState: id = nil
         default: throw UniFlowError(.schema, "id: expected a string")
         }
         dueAt = try count("due_at")

@@ -1,6 +1,36 @@
 import CUniFlow
 import Glibc
 
+/// A state timer that fired: where, so that its fired line can be written once its actions ran.
+struct FiredStateTimer {
+    var id: String
+    var place: Place
+    var key: String?
+    var state: Int32
+    var after: Int32
+}
+
+/// A timer a restore or a replay arms, in the order the timers were first armed.
+struct PlannedTimer {
+    enum Kind {
+        case state(Place, after: Int)
+        /// The action's JSON text and the id (nil: anonymous).
+        case api(action: String, id: String?)
+    }
+    var kind: Kind
+    var deadline: UInt64
+    var ms: UInt64
+}
+
+/// A state timer kept aside while a model is installed, by key rather than slot.
+struct SavedStateTimer {
+    var feature: Int32
+    var key: String?
+    var after: Int
+    var deadline: UInt64
+    var serial: UInt64
+}
+
 /// A dispatcher's time: its clock, its armed timers, and who fires them.
 struct TimeRegistry {
     var clock: DispatcherClock
@@ -60,23 +90,29 @@ extension Dispatcher {
         case .actualization:
             guard stateSlot(new, of: feature).hasTimers,
                   stateDefinition(new, of: place.feature).timers.contains(where: \.resetOnUpdate) else { return }
-            let before = timerHead(place)
-            var kept: [Int32: UInt64] = [:]
-            var index = before
+            // The entry timers still armed keep their deadline and their place in arm order.
+            var kept: [Int: (deadline: UInt64, serial: UInt64)] = [:]
+            var index = timerHead(place)
             while index >= 0 {
-                kept[time.store.records[Int(index)].after] = time.store.records[Int(index)].deadline
-                index = time.store.records[Int(index)].next
+                let record = time.store.records[Int(index)]
+                if !record.resetOnUpdate { kept[Int(record.after)] = (record.deadline, record.serial) }
+                index = record.next
             }
             disarmStateTimers(at: place)
-            armStateTimers(at: place, state: new) { i, timer in timer.resetOnUpdate ? base &+ timer.ms : kept[Int32(i)] }
+            armStateTimers(at: place, state: new, keepingSerials: kept.mapValues(\.serial)) { i, timer in
+                timer.resetOnUpdate ? base &+ timer.ms : kept[i]?.deadline
+            }
         case .deinitialization:
             disarmStateTimers(at: place)
         }
     }
 
     /// Arms the state's timers at a place; `deadline` gives each one's deadline
-    /// (nil: leave that one unarmed).
-    func armStateTimers(at place: Place, state: Int32, deadline: (Int, StateTimer) -> UInt64?) {
+    /// (nil: leave that one unarmed). A timer armed again that must keep its
+    /// place in arm order (an entry timer an actualization moves) keeps its
+    /// serial (`keepingSerials`, by `after` index).
+    func armStateTimers(at place: Place, state: Int32, keepingSerials serials: [Int: UInt64] = [:],
+                        deadline: (Int, StateTimer) -> UInt64?) {
         let timers = stateDefinition(state, of: place.feature).timers
         var head = timerHead(place)
         for (i, timer) in timers.enumerated() {
@@ -84,7 +120,7 @@ extension Dispatcher {
             let record = TimerRecord(deadline: due, ms: timer.ms, isState: true, policy: timer.onRestore,
                                      resetOnUpdate: timer.resetOnUpdate, feature: place.feature,
                                      instance: place.instance, state: state, after: Int32(i), next: head)
-            guard let index = try? time.store.arm(record) else {
+            guard let index = try? time.store.arm(record, serial: serials[i]) else {
                 if reportingActive {
                     report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
                 }
@@ -101,6 +137,7 @@ extension Dispatcher {
     func disarmStateTimers(at place: Place) {
         let head = timerHead(place)
         guard head >= 0 else { return }
+        noteDisarmed()
         if batch != nil {
             // Kept, linked, until the batch holds: a rollback makes them live again.
             var index = head
@@ -136,6 +173,7 @@ extension Dispatcher {
     func unarmStateTimer(_ index: Int32, at place: Place) {
         setTimerHead(place, time.store.records[Int(index)].next)
         time.store.free(index)
+        noteDisarmed()
     }
 
     /// Frees the records a batch that holds had suspended.
@@ -166,19 +204,19 @@ extension Dispatcher {
         }
     }
 
-    /// Arms the state timers of every place whose state has some; `deadline`
-    /// chooses each one's deadline (nil: leave it unarmed).
-    func armAllStateTimers(deadline: @escaping (Place, Int, StateTimer) -> UInt64?) {
+    /// Calls `body` for every live place whose state has timers, in feature
+    /// registration order and then instance creation order.
+    func forEachTimedPlace(_ body: (Place, _ state: Int32, [StateTimer]) -> Void) {
         for f in 0..<Int32(hot.features.count) {
-            func arm(_ place: Place) {
+            func visit(_ place: Place) {
                 let state = self.state(at: place)
                 guard state >= 0, stateSlot(state, of: hot.features[Int(f)]).hasTimers else { return }
-                armStateTimers(at: place, state: state) { deadline(place, $0, $1) }
+                body(place, state, stateDefinition(state, of: f).timers)
             }
             if let table = instanceTable(of: f) {
-                hot.instanceTables[Int(table)].forEach { slot, _ in arm(Place(feature: f, instance: slot)) }
+                hot.instanceTables[Int(table)].forEach { slot, _ in visit(Place(feature: f, instance: slot)) }
             } else {
-                arm(Place(feature: f))
+                visit(Place(feature: f))
             }
         }
     }
@@ -186,7 +224,46 @@ extension Dispatcher {
     /// Every state timer armed afresh for its full delay (`uf_state_restore`).
     func armAllStateTimersAfresh() {
         let base = armBase
-        armAllStateTimers { _, _, timer in base &+ timer.ms }
+        forEachTimedPlace { place, state, _ in armStateTimers(at: place, state: state) { _, timer in base &+ timer.ms } }
+    }
+
+    /// Arms a timer a restore or a replay planned. Each arms exactly one record,
+    /// so the serials it takes can be told in advance (`installJournaled`).
+    func arm(_ planned: PlannedTimer) {
+        switch planned.kind {
+        case .state(let place, let after):
+            armStateTimers(at: place, state: state(at: place)) { i, _ in i == after ? planned.deadline : nil }
+        case .api(let action, let id):
+            try? armRestoredAPITimer(action: action, ms: planned.ms, id: id, deadline: planned.deadline)
+        }
+    }
+
+    /// The state timers armed now, by feature, key and `after` index, so that a
+    /// model installed again (a restore whose journal line failed) gets them back
+    /// exactly: same deadline, same place in arm order.
+    func savedStateTimers() -> [SavedStateTimer] {
+        var saved: [SavedStateTimer] = []
+        for index in time.store.sortedLive() where time.store.records[Int(index)].isState {
+            let record = time.store.records[Int(index)]
+            let place = Place(feature: record.feature, instance: record.instance)
+            saved.append(SavedStateTimer(feature: record.feature, key: key(at: place).map { String(cString: $0) },
+                                         after: Int(record.after), deadline: record.deadline, serial: record.serial))
+        }
+        return saved
+    }
+
+    func rearm(_ saved: [SavedStateTimer]) {
+        for timer in saved {
+            var place = Place(feature: timer.feature)
+            if let key = timer.key, let table = instanceTable(of: timer.feature) {
+                place.instance = key.withCString { hot.instanceTables[Int(table)].find($0) }
+            }
+            let state = self.state(at: place)
+            guard state >= 0 else { continue }
+            armStateTimers(at: place, state: state, keepingSerials: [timer.after: timer.serial]) { i, _ in
+                i == timer.after ? timer.deadline : nil
+            }
+        }
     }
 
     /// A timer's id: the API id, or `Feature.State.after[i]` (`Feature[key]...`
@@ -218,6 +295,8 @@ extension Dispatcher {
     /// `uf_submit_after`: checks the action now, as `uf_submit` would up to its
     /// payload, then arms it (kept as its JSON text).
     func armAPITimer(json text: UnsafePointer<CChar>, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        // A payload_free run by uf_dispatcher_free must not arm what nobody would fire.
+        try refuseWhileClosing("uf_submit_after")
         try JSONParser.withTree(text) { (root) throws(UniFlowError) in
             _ = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
         }
@@ -226,6 +305,7 @@ extension Dispatcher {
 
     /// `uf_dispatch_after`: checks the action now, then arms it as JSON text.
     func armAPITimer(action a: uf_action, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        try refuseWhileClosing("uf_dispatch_after")
         let action = try resolve(try DecodedAction(a), hasVia: false)
         var object = actionDescription(action.header)
         if let payload = action.payload { object["payload"] = .object(payload) }
@@ -235,10 +315,10 @@ extension Dispatcher {
     /// Arms an API timer for an action already checked, given as JSON text. With
     /// an id that is armed: replaces it, or with `keep` leaves it as it is.
     func armAPITimer(action text: String, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        var replaced: Int32? = nil
         if let id, let armed = time.apiIDs[id] {
             if keep { return }
-            try journalTimer(["timer": "cancelled", "serial": .int(Int64(time.store.records[Int(armed)].serial))])
-            cancelAPITimer(armed, id: id)
+            replaced = armed
         }
         let due = armBase &+ delay
         let actionText = try Memory.copy(text, for: "a timer's action")
@@ -247,13 +327,18 @@ extension Dispatcher {
             idText = try id.map { (id) throws(UniFlowError) in try Memory.copy(id, for: "a timer's id") }
             let index = try time.store.arm(TimerRecord(deadline: due, ms: delay, action: actionText, id: idText))
             do throws(UniFlowError) {
-                try journalTimer(["timer": "armed", "serial": .int(Int64(time.store.records[Int(index)].serial)),
-                                  "id": id.map { .string($0) } ?? .null, "ms": .int(Int64(delay)),
-                                  "due_at": .int(Int64(time.clock.wallClock(at: due))), "action": (try? JSONParser.parse(text)) ?? .null])
+                // One line arms the new timer and ends the one it replaces: a crash
+                // cannot leave the journal with neither.
+                var line: JSONObject = ["timer": "armed", "serial": .int(Int64(time.store.records[Int(index)].serial)),
+                                        "id": id.map { .string($0) } ?? .null, "ms": .int(Int64(delay)),
+                                        "due_at": .int(Int64(time.clock.wallClock(at: due))), "action": (try? JSONParser.parse(text)) ?? .null]
+                if let replaced { line["replaces"] = .int(Int64(time.store.records[Int(replaced)].serial)) }
+                try journalTimer(line)
             } catch {
                 time.store.free(index)
                 throw error
             }
+            if let id, let replaced { cancelAPITimer(replaced, id: id) }
             if let id { time.apiIDs[id] = index }
             batch?.undo.append(.apiArmed(index, id: id))
             noteArmed(due)
@@ -276,6 +361,7 @@ extension Dispatcher {
 
     private func cancelAPITimer(_ index: Int32, id: String) {
         time.apiIDs[id] = nil
+        noteDisarmed()
         if batch != nil {
             time.store.suspend(index)
             batch!.undo.append(.apiCancelled(index, id: id))
@@ -301,6 +387,13 @@ extension Dispatcher {
 
     // MARK: Firing
 
+    /// A timer was disarmed: the host's loop may be waiting for its deadline,
+    /// and must not wake for it (nor stay readable for a due one).
+    @inline(__always)
+    func noteDisarmed() {
+        if options.timers == .host { loop.dirty = true }
+    }
+
     /// Someone must know of a new deadline: the timer thread (started on the
     /// first timer), or the host's loop.
     @inline(__always)
@@ -321,12 +414,14 @@ extension Dispatcher {
     /// Fires every timer due at or before `now`, in deadline order (arm order at
     /// one deadline). Each firing is one outer call; the firings at one instant
     /// count together toward `max_cascade`, past which the timers still due at
-    /// that instant are dropped. Returns how many fired.
+    /// that instant are dropped. `stop` ends it between two firings. Returns
+    /// how many fired.
     @discardableResult
-    func fireDueTimers(upTo now: UInt64) -> Int {
+    func fireDueTimers(upTo now: UInt64, stop: (() -> Bool)? = nil) -> Int {
         var fired = 0
         var instant: UInt64? = nil
         while let top = time.store.peek(), top.deadline <= now {
+            if let stop, stop() { break }
             if top.deadline != instant {
                 instant = top.deadline
                 cascade = CascadeState()
@@ -337,9 +432,10 @@ extension Dispatcher {
                 continue
             }
             time.firing = top.deadline
-            fire(top.record)
+            let stateTimer = fire(top.record)
             fired += 1
             if !queue.isEmpty { drainQueue() }
+            if let stateTimer { journalStateTimerFired(stateTimer) }
             if changes.any { settle() }
             time.firing = nil
         }
@@ -378,23 +474,42 @@ extension Dispatcher {
 
     /// Fires one timer: `timer_fired`, then its actions, processed like a submit
     /// from outside (the queue and the watches are the caller's). The timer is
-    /// gone before its actions run: they may arm it again.
-    private func fire(_ index: Int32) {
+    /// gone before its actions run: they may arm it again. Returns what a state
+    /// timer's fired line needs once its actions have run.
+    private func fire(_ index: Int32) -> FiredStateTimer? {
         let record = time.store.records[Int(index)]
         let id = timerID(index)
         if record.isState {
             let place = Place(feature: record.feature, instance: record.instance)
             let key = self.key(at: place).map { String(cString: $0) }
             releaseFiredTimer(index)
-            try? journalTimer(["timer": "fired", "id": .string(id!)])
             fireStateTimer(record, id: id!, key: key)
+            return FiredStateTimer(id: id!, place: place, key: key, state: record.state, after: record.after)
         } else {
             let text = String(cString: record.action!)
             let serial = record.serial
             releaseFiredTimer(index)
             fireAPITimer(text, id: id)
             try? journalTimer(["timer": "fired", "serial": .int(Int64(serial))])
+            return nil
         }
+    }
+
+    /// A state timer's actions have run (the whole cascade). If its place is
+    /// still in the timer's state without having armed it again, the journal
+    /// says it fired, so that a replay does not arm it again; otherwise the
+    /// mutation lines already say what a replay must arm. Written after the
+    /// actions, so that a crash before it fires the timer again after replay
+    /// (at least once, as API timers).
+    private func journalStateTimerFired(_ fired: FiredStateTimer) {
+        guard journal != nil, state(at: fired.place) == fired.state,
+              key(at: fired.place).map({ String(cString: $0) }) == fired.key else { return }
+        var index = timerHead(fired.place)
+        while index >= 0 {
+            if time.store.records[Int(index)].after == fired.after { return }
+            index = time.store.records[Int(index)].next
+        }
+        try? journalTimer(["timer": "fired", "id": .string(fired.id)])
     }
 
     /// Runs `body` with a timer id as a C string (nil: anonymous).
@@ -479,7 +594,8 @@ extension Dispatcher {
     /// any caller processes (owner of the dispatcher, callbacks re-entrant).
     private func runTimerThread(_ thread: TimerThread) {
         pthread_mutex_lock(mutex)
-        while !thread.stopping {
+        let stopRequested = { thread.stopRequested.load(ordering: .relaxed) }
+        while !thread.stopping && !stopRequested() {
             guard let next = time.store.peek()?.deadline else {
                 thread.waitingUntil = nil
                 pthread_cond_wait(thread.condition, mutex)
@@ -497,16 +613,19 @@ extension Dispatcher {
             }
             thread.waitingUntil = nil
             becomeOwner()
-            fireDueTimers(upTo: now)
+            fireDueTimers(upTo: now, stop: stopRequested)
             finishOuterCall()
             resignOwner()
         }
         pthread_mutex_unlock(mutex)
     }
 
-    /// Stops the timer thread and waits for a firing under way; nothing fires after.
+    /// Stops the timer thread and waits for a firing under way; nothing fires
+    /// after. The request comes before the mutex, so that timers falling due
+    /// while that firing runs are not fired before the thread lets go.
     func stopTimerThread() {
         guard let thread = time.thread else { return }
+        thread.stopRequested.store(true, ordering: .relaxed)
         pthread_mutex_lock(mutex)
         thread.stopping = true
         thread.wake()

@@ -9,6 +9,10 @@ struct ModelSnapshot {
         var payload: JSONObject?
         var enteredAt: UInt64?
         var updatedAt: UInt64?
+        /// The same two moments as positions among the journal's events (the
+        /// order its state timers were armed in).
+        var enteredOrder: UInt64 = 0
+        var updatedOrder: UInt64 = 0
     }
 
     /// By feature; unused (absent) for keyed features.
@@ -61,7 +65,7 @@ struct ModelSnapshot {
     }
 
     /// One mutation line of a journal: `{"seq", "feature", "key"?, "kind", "state", "payload", "at"?}`.
-    mutating func apply(journalLine line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
+    mutating func apply(journalLine line: JSONObject, order: UInt64 = 0, on dispatcher: Dispatcher) throws(UniFlowError) {
         guard let featureName = line["feature"]?.stringValue else { throw UniFlowError(.schema, "missing 'feature'") }
         let feature = try dispatcher.resolveFeature(featureName)
         let key = try ModelSnapshot.key(line["key"], feature: feature, on: dispatcher)
@@ -73,10 +77,12 @@ struct ModelSnapshot {
             let state = try dispatcher.resolveState(stateName, of: feature)
             guard let payload = line["payload"]?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }
             let checked = try dispatcher.stateDefinition(state, of: feature).checkPayload(payload, feature: dispatcher.featureName(feature))
-            var entry = Entry(state: state, payload: checked.isEmpty ? nil : checked, enteredAt: at, updatedAt: at)
+            var entry = Entry(state: state, payload: checked.isEmpty ? nil : checked, enteredAt: at, updatedAt: at,
+                              enteredOrder: order, updatedOrder: order)
             // An actualization keeps the time its state was entered.
             if line["kind"]?.stringValue == MutationKind.actualization.text, let old = self.entry(feature: feature, key: key), old.state == state {
                 entry.enteredAt = old.enteredAt
+                entry.enteredOrder = old.enteredOrder
             }
             set(entry, feature: feature, key: key)
         default:

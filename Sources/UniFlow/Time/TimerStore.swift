@@ -10,6 +10,9 @@ struct TimerRecord {
     /// Bumped when the record is freed: heap entries of an older generation are stale.
     var generation: UInt32 = 0
     var alive = false
+    /// Disarmed by a batch that may still roll back (`TimerStore.suspend`): not
+    /// live, but its heap entry must stay, so that `revive` finds it again.
+    var suspended = false
     var isState = false
     /// State timers: how it is armed again from a snapshot or journal.
     var policy: RestorePolicy = .fire
@@ -50,11 +53,13 @@ struct TimerStore {
     private var heap = UnsafeVector<TimerHeapEntry>()
     private var freeRecords: Int32 = -1
     private(set) var live = 0
-    private var nextSerial: UInt64 = 1
+    /// The serial the next `arm` gives (a restore journals the serials it is about to give).
+    private(set) var nextSerial: UInt64 = 1
 
     /// Arms a timer; returns its record. `record` is filled in but for the
-    /// bookkeeping fields.
-    mutating func arm(_ record: TimerRecord) throws(UniFlowError) -> Int32 {
+    /// bookkeeping fields. `serial` keeps the arm order of a timer armed before
+    /// (an entry timer moved by an actualization); nil: armed now, last.
+    mutating func arm(_ record: TimerRecord, serial: UInt64? = nil) throws(UniFlowError) -> Int32 {
         try heap.reserve(1)
         let index: Int32
         if freeRecords >= 0 {
@@ -66,8 +71,12 @@ struct TimerStore {
         }
         var armed = record
         armed.alive = true
-        armed.serial = nextSerial
-        nextSerial += 1
+        if let serial {
+            armed.serial = serial
+        } else {
+            armed.serial = nextSerial
+            nextSerial += 1
+        }
         armed.generation = records[Int(index)].generation
         records[Int(index)] = armed
         push(TimerHeapEntry(deadline: armed.deadline, serial: armed.serial, record: index, generation: armed.generation))
@@ -90,12 +99,14 @@ struct TimerStore {
     mutating func suspend(_ index: Int32) {
         guard records[Int(index)].alive else { return }
         records.pointer(Int(index)).pointee.alive = false
+        records.pointer(Int(index)).pointee.suspended = true
         live -= 1
     }
 
     mutating func revive(_ index: Int32) {
         guard !records[Int(index)].alive else { return }
         records.pointer(Int(index)).pointee.alive = true
+        records.pointer(Int(index)).pointee.suspended = false
         live += 1
     }
 
@@ -107,11 +118,13 @@ struct TimerStore {
         freeRecords = index
     }
 
-    /// The soonest live timer, stale entries dropped on the way.
+    /// The soonest timer, stale entries dropped on the way. A suspended one
+    /// (only while a batch applies, when nothing fires) is kept and may be
+    /// returned: dropping its entry would lose it if the batch rolls back.
     mutating func peek() -> TimerHeapEntry? {
         while let top = heap.count > 0 ? heap[0] : nil {
             let record = records[Int(top.record)]
-            if record.alive && record.generation == top.generation && record.serial == top.serial { return top }
+            if (record.alive || record.suspended) && record.generation == top.generation && record.serial == top.serial { return top }
             popTop()
         }
         return nil
@@ -164,10 +177,10 @@ struct TimerStore {
         }
     }
 
-    /// Rebuilds the heap from the live records (too many stale entries).
+    /// Rebuilds the heap from the live and suspended records (too many stale entries).
     private mutating func compact() {
         heap.truncate(to: 0)
-        for i in 0..<records.count where records[i].alive {
+        for i in 0..<records.count where records[i].alive || records[i].suspended {
             let r = records[i]
             push(TimerHeapEntry(deadline: r.deadline, serial: r.serial, record: Int32(i), generation: r.generation))
         }

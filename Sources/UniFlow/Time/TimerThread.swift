@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The library's own timer thread (`"timers": "thread"`, the default): for hosts
 /// without an event loop, timeouts still fire. It runs user callbacks on a thread
@@ -13,6 +14,9 @@ final class TimerThread {
     let condition: UnsafeMutablePointer<pthread_cond_t>
     /// Set (under the dispatcher's mutex) to end the thread.
     var stopping = false
+    /// Set by `uf_dispatcher_free` before it waits for the mutex: the thread
+    /// finishes the timer it is firing and fires no other.
+    let stopRequested = Atomic<Bool>(false)
     /// The deadline the thread waits for, in dispatcher milliseconds (nil: none).
     var waitingUntil: UInt64?
 
