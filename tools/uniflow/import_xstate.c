@@ -590,7 +590,7 @@ static int resolve_target(importer *im, const char *text, size_t from, size_t *i
     if (text[0] == '.') {
         /* On the machine ".S" is its child S, a state (XState v5 requires that form
          * there); in a state it is a child of that state. */
-        if (from != ROOT) return refuse(im, "targets in child states (%q) are not supported: nested states are not", text);
+        if (from != ROOT) return refuse(im, "a target in a child state (%q) is not supported (nested states are not)", text);
         key = text + 1;
     }
     json_t *index = json_object_get(im->state_index, key);
@@ -1241,7 +1241,16 @@ static int convert(importer *im, const char *feature, const char *file_name, cha
         char where[64];
         snprintf(where, sizeof where, "line %d, column %d: ", error.line, error.column);
         put_text(&b, where);
-        put_text(&b, error.text);
+        /* jansson quotes the text near the error: keep the message on one line. */
+        for (const unsigned char *c = (const unsigned char *)error.text; *c; c++) {
+            if (*c < 0x20 || *c == 0x7f) {
+                char code[8];
+                snprintf(code, sizeof code, "\\u%04x", *c);
+                put_text(&b, code);
+            } else {
+                put_char(&b, (char)*c);
+            }
+        }
         if (b.failed) {
             free(b.data);
             im->out_of_memory = 1;
