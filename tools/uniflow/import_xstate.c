@@ -679,8 +679,8 @@ static int read_transition(importer *im, json_t *value, size_t from, int delayed
     }
 
     if (!has_target) {
-        /* XState takes it without leaving the state: an actualization. A state
-         * timer has no "current state" on the machine level, nor does a target. */
+        /* XState takes it without leaving the state: an actualization of the
+         * declaring state. The machine itself has no one state to stay in. */
         if (from == ROOT) return refuse(im, "a transition without a target is not supported on the machine");
         out->into = from;
         out->actualize = 1;
