@@ -7,6 +7,10 @@
  *   uniflow graph DEFS... [--feature F]
  *   uniflow run [--journal PATH] [--reporting LEVEL] DEFS... ACTIONS.jsonl
  *   uniflow replay DEFS... JOURNAL
+ *   uniflow import xstate MACHINE.json [--feature NAME]
+ *
+ * `import` is the exception to "thin": converting an XState machine is the
+ * tool's own work, done by import_xstate.c (which needs no dispatcher).
  *
  * Exit status: 0 success, 1 a definition, action, journal or file failed,
  * 2 a usage error.
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "import_xstate.h"
 #include "uniflow.h"
 
 #define EXIT_USAGE 2
@@ -48,6 +53,7 @@ static const char overall_usage[] =
     "  graph DEFS... [--feature F]     print the features as Graphviz DOT\n"
     "  run DEFS... ACTIONS.jsonl       submit actions, print every mutation\n"
     "  replay DEFS... JOURNAL          print the model a journal ends with\n"
+    "  import xstate MACHINE.json      print an XState machine as a definition\n"
     "  help [COMMAND]                  show this help, or a command's\n"
     "\n"
     "options:\n"
@@ -108,6 +114,29 @@ static const char replay_usage[] =
     "with a note on stderr; any other bad line fails the replay.\n"
     "\n"
     "Exit status: 0 on success, 1 if a file or the journal is bad, 2 on a usage error.\n";
+
+static const char import_usage[] =
+    "usage: uniflow import xstate MACHINE.json [--feature NAME]\n"
+    "\n"
+    "Converts an XState v5 machine config, written as JSON, into one libuniflow\n"
+    "feature definition and prints it on stdout (JSON indented by two spaces, keys\n"
+    "in a fixed order). Converted: states, initial, `on` (named guards become host\n"
+    "handlers: {\"call\": name}), numeric `after` delays (state timers), `context`\n"
+    "(a field of type any on every state), `type: \"final\"`, descriptions; the\n"
+    "output declares every transition it uses. Names that are not libuniflow names\n"
+    "are converted (traffic-light -> traffic_light).\n"
+    "\n"
+    "Anything else (nested or parallel states, invoke, entry, exit, always, actions,\n"
+    "guards with parameters, '.child' and '#id' targets, tags, meta, ...) refuses\n"
+    "the machine: stderr names the first element it cannot convert, e.g.\n"
+    "  machine.json:7: states.red.states: nested states are not supported\n"
+    "\n"
+    "options:\n"
+    "  --feature NAME   the feature's name (default: the machine's id, else the\n"
+    "                   file's name without .json)\n"
+    "\n"
+    "Exit status: 0 on success, 1 if the file cannot be read or the machine is\n"
+    "refused, 2 on a usage error.\n";
 
 /* ------------------------------------------------------------------------------
  * Small helpers
@@ -662,6 +691,47 @@ static int command_replay(const arguments *args) {
 }
 
 /* ------------------------------------------------------------------------------
+ * import
+ * ------------------------------------------------------------------------------ */
+
+static int command_import(const arguments *args) {
+    if (args->count < 1) return usage_error("%s", "import needs a format (xstate) and a file");
+    if (strcmp(args->operands[0], "xstate") != 0) {
+        return usage_error("unknown import format '%s' (xstate)", args->operands[0]);
+    }
+    if (args->count != 2) {
+        return usage_error("%s", args->count < 2 ? "import xstate needs a machine file"
+                                                  : "import xstate takes one machine file");
+    }
+    if (args->feature != NULL && !uniflow_import_is_name(args->feature)) {
+        return usage_error("--feature '%s' is not a feature name ([A-Za-z_][A-Za-z0-9_]*, "
+                           "at most 256 bytes)", args->feature);
+    }
+    const char *path = args->operands[1];
+    const char *why = NULL;
+    char *text = read_file(path, &why);
+    if (text == NULL) {
+        fprintf(stderr, "%s: cannot read: %s\n", path, why);
+        return 1;
+    }
+    char *definition = NULL, *error = NULL;
+    unsigned long line = 0;
+    int status = uniflow_import_xstate(text, strlen(text), args->feature, path, &definition, &error, &line);
+    free(text);
+    if (status != UNIFLOW_IMPORT_OK) {
+        /* "FILE:LINE: PATH: MESSAGE", as `check` reports a definition. */
+        const char *message = error != NULL ? error : "out of memory";
+        if (line > 0) fprintf(stderr, "%s:%lu: %s\n", path, line, message);
+        else fprintf(stderr, "%s: %s\n", path, message);
+        free(error);
+        return 1;
+    }
+    fputs(definition, stdout);
+    free(definition);
+    return fflush(stdout) != 0;
+}
+
+/* ------------------------------------------------------------------------------
  * main
  * ------------------------------------------------------------------------------ */
 
@@ -674,14 +744,15 @@ typedef struct command {
 } command;
 
 static const char *const no_options[] = {NULL};
-static const char *const graph_options[] = {"--feature", NULL};
+static const char *const feature_options[] = {"--feature", NULL};
 static const char *const run_options[] = {"--journal", "--reporting", NULL};
 
 static const command commands[] = {
     {"check", command_check, check_usage, "uniflow check", no_options},
-    {"graph", command_graph, graph_usage, "uniflow graph", graph_options},
+    {"graph", command_graph, graph_usage, "uniflow graph", feature_options},
     {"run", command_run, run_usage, "uniflow run", run_options},
     {"replay", command_replay, replay_usage, "uniflow replay", no_options},
+    {"import", command_import, import_usage, "uniflow import", feature_options},
 };
 
 static const command *find_command(const char *name) {

@@ -1,0 +1,107 @@
+/*
+ * fuzz_import.c — `uniflow import xstate`'s converter (tools/uniflow/import_xstate.c,
+ * compiled into this target by fuzz/run) with arbitrary machine text: the input is
+ * the file's bytes, as the command reads them.
+ *
+ * Invariants checked beyond "no crash, no leak":
+ *   - the status is UNIFLOW_IMPORT_OK with a definition and no error, or
+ *     UNIFLOW_IMPORT_REFUSED with a one-line message and no definition; a refusal's
+ *     line is within the text;
+ *   - the same bytes give the same result (the output is deterministic);
+ *   - a definition is a JSON object that libuniflow registers (placeholder
+ *     handlers for the guards it names, as the command's `check` provides them),
+ *     and the feature initializes into its initial state: the converter never
+ *     prints a definition the library refuses.
+ */
+#include "fuzz_common.h"
+#include "import_xstate.h"
+
+static int placeholder_guard(uf_binding_call *call, void *payload) {
+    (void)call;
+    (void)payload;
+    return 1;
+}
+
+/* Registers a placeholder for the `call` of one `on` value (a target or a list). */
+static void register_calls(uf_dispatcher *d, json_t *targets) {
+    size_t i;
+    json_t *target;
+    if (json_is_array(targets)) {
+        json_array_foreach(targets, i, target) register_calls(d, target);
+        return;
+    }
+    const char *name = json_string_value(json_object_get(targets, "call"));
+    if (name == NULL) return;
+    int status = uf_register_handler(d, name, placeholder_guard, NULL, NULL);
+    FUZZ_ASSERT(status == UF_OK || status == UF_EEXISTS, "uf_register_handler('%s') gave %s", name,
+                uf_status_name(status));
+}
+
+static void register_handlers(uf_dispatcher *d, json_t *definition) {
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(definition, "on"), key, value) register_calls(d, value);
+    json_t *state;
+    json_object_foreach(json_object_get(definition, "states"), key, state) {
+        const char *event;
+        json_object_foreach(json_object_get(state, "on"), event, value) register_calls(d, value);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *text = (const char *)data;
+    char *definition = NULL, *error = NULL;
+    unsigned long line = 0;
+    int status = uniflow_import_xstate(text, size, NULL, "fuzz/machine.json", &definition, &error, &line);
+
+    if (status != UNIFLOW_IMPORT_OK) {
+        FUZZ_ASSERT(status == UNIFLOW_IMPORT_REFUSED, "unknown status %d", status);
+        FUZZ_ASSERT(definition == NULL, "a refusal with a definition");
+        FUZZ_ASSERT(error != NULL && error[0] != '\0', "a refusal without a message");
+        FUZZ_ASSERT(strchr(error, '\n') == NULL, "a message over several lines: %s", error);
+        unsigned long lines = 1;
+        for (size_t i = 0; i < size; i++) lines += data[i] == '\n';
+        FUZZ_ASSERT(line <= lines, "line %lu of a text of %lu lines: %s", line, lines, error);
+    } else {
+        FUZZ_ASSERT(error == NULL && line == 0, "a definition with an error: %s", error);
+        FUZZ_ASSERT(definition != NULL, "success without a definition");
+    }
+
+    char *again = NULL, *again_error = NULL;
+    unsigned long again_line = 0;
+    int again_status = uniflow_import_xstate(text, size, NULL, "fuzz/machine.json", &again, &again_error, &again_line);
+    FUZZ_ASSERT(again_status == status && again_line == line &&
+                    (definition ? again && strcmp(again, definition) == 0 : again == NULL) &&
+                    (error ? again_error && strcmp(again_error, error) == 0 : again_error == NULL),
+                "the same input converted twice gave different results");
+    free(again);
+    free(again_error);
+
+    if (definition != NULL) {
+        json_t *parsed = fuzz_parse_json("uniflow_import_xstate", definition);
+        FUZZ_ASSERT(json_is_object(parsed), "the definition is not an object: %s", definition);
+        uf_dispatcher *d = fuzz_new_dispatcher("{\"timers\": \"host\", \"clock\": \"manual\"}");
+        register_handlers(d, parsed);
+        int registered = uf_register(d, definition);
+        fuzz_check_status("uf_register", registered);
+        FUZZ_ASSERT(registered == UF_OK, "the library refuses a converted definition (%s): %s\n%s",
+                    uf_status_name(registered), uf_last_error(), definition);
+
+        json_t *action = json_pack("{s:s,s:O,s:O}", "kind", "initialize", "feature",
+                                   json_object_get(parsed, "feature"), "into",
+                                   json_array_get(json_object_get(parsed, "initial"), 0));
+        FUZZ_ASSERT(action != NULL, "json_pack");
+        char *action_text = json_dumps(action, 0);
+        int initialized = uf_submit(d, action_text);
+        fuzz_check_status("uf_submit", initialized);
+        FUZZ_ASSERT(initialized == UF_OK, "the converted feature does not initialize (%s): %s",
+                    uf_status_name(initialized), uf_last_error());
+        free(action_text);
+        json_decref(action);
+        json_decref(parsed);
+        uf_dispatcher_free(d);
+    }
+    free(definition);
+    free(error);
+    return 0;
+}
