@@ -236,10 +236,11 @@ typedef struct topic {
 #define TOPIC_ENTRY(prefix) \
     {#prefix, prefix##_scenarios, prefix##_scenario_count, prefix##_modes, prefix##_mode_count}
 
-static topic topics[1];
+static topic topics[5];
 
 static void init_topics(void) {
-    topic all[] = {TOPIC_ENTRY(core)};
+    topic all[] = {TOPIC_ENTRY(core), TOPIC_ENTRY(time), TOPIC_ENTRY(instances), TOPIC_ENTRY(watch),
+                   TOPIC_ENTRY(events)};
     _Static_assert(sizeof all == sizeof topics, "topics");
     memcpy(topics, all, sizeof all);
 }

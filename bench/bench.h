@@ -172,6 +172,10 @@ void print_metric(const char *name, double value, const char *unit);
     extern const int prefix##_mode_count;
 
 TOPIC(core)
+TOPIC(time)
+TOPIC(instances)
+TOPIC(watch)
+TOPIC(events)
 
 #undef TOPIC
 
