@@ -6,9 +6,11 @@ timers firing (bench_c timers-fire), the memory and instance scenarios (bench_c
 mem-* and instances-churn, each in a fresh child process) and the Python
 scenarios (bench_py.py). Each row gets the median of its repetitions, its spread,
 and its ratio to each baseline measured in the same run, with the target and
-whether it is met. --json prints the same table as JSON (for regression checks).
---callgrind instead counts instructions per action under valgrind: two runs that
-differ only in the number of actions, so setup and warm-up cancel out.
+whether it is met. --json prints the same table as JSON (for regression checks);
+--check FILE also compares with FILE and exits 1 when a target is missed; --show
+FILE prints the table of an earlier --json run. --callgrind instead counts
+instructions per action under valgrind: two runs that differ only in the number
+of actions, so setup and warm-up cancel out.
 """
 
 from __future__ import annotations
@@ -465,8 +467,19 @@ def main() -> int:
     parser.add_argument("--compare", default="", metavar="OLD_JSON",
                         help="after the table, compare with an earlier --json run; exit status 1 if a "
                              "target met there is missed now")
+    parser.add_argument("--check", nargs="?", const=os.path.join(HERE, "baseline.json"), default=None,
+                        metavar="FILE",
+                        help="after the table, compare with FILE (default bench/baseline.json) and list every "
+                             "target missed; exit status 1 if any is")
+    parser.add_argument("--show", default="", metavar="JSON",
+                        help="print the table of an earlier --json run (nothing is run)")
     args = parser.parse_args()
 
+    if args.show:
+        with open(args.show) as f:
+            return print_report(json.load(f), sys.stdout)
+    if args.check and not os.path.exists(args.check):
+        raise SystemExit(f"bench: --check: no baseline at {args.check} (make one with bench/run --json > FILE)")
 
     if args.callgrind:
         report = run_callgrind(args)
@@ -495,6 +508,9 @@ def main() -> int:
         out = sys.stdout
     if args.compare:
         status = compare(report, args.compare, out)
+    if args.check:
+        compare(report, args.check, out)
+        status = check(report, out) or status
     return status
 
 
@@ -517,6 +533,34 @@ def print_report(report: dict, out) -> int:
     targets = report.get("targets", {})
     print(f"targets: {targets.get('met', 0)} met, {targets.get('missed', 0)} missed", file=out)
     return 0
+
+
+def check(report: dict, out) -> int:
+    """--check: lists every target missed, and every target this run could not
+    measure (a row or its baseline did not run); 1 if one was missed."""
+    entries = {e["scenario"]: e for e in report["table"]}
+    missed, unmeasured, met = [], [], 0
+    for row in ROWS:
+        for c in row.comparisons:
+            if c.target_max is None and c.target_min is None:
+                continue
+            entry = entries.get(row.name) or {}
+            got = next((x for x in entry.get("comparisons", []) if (x.get("vs") or "") == c.against), None)
+            if not got or got.get("met") is None:
+                unmeasured.append(f"{row.name} (vs {c.against or 'absolute'})")
+            elif got["met"]:
+                met += 1
+            else:
+                value = format_value(got["ratio"], row.unit) if c.kind == "value" else f"{got['ratio']:.2f}x"
+                missed.append(f"{row.name}: {value} {got['label']}, target {got['target']}")
+    print(file=out)
+    for line in unmeasured:
+        print(f"check: not measured in this run: {line}", file=out)
+    for line in missed:
+        print(f"check: MISSED {line}", file=out)
+    print(f"check: {met} targets met, {len(missed)} missed"
+          + (f", {len(unmeasured)} not measured" if unmeasured else ""), file=out)
+    return 1 if missed else 0
 
 
 def compare(new: dict, old_path: str, out) -> int:
