@@ -277,6 +277,12 @@ static long calibrate(scenario *s, double ms) {
     }
 }
 
+/* See bench.h: a second thread would change every row measured after it. */
+static void check_single_thread(const char *after) {
+    long threads = status_kb("Threads");
+    if (threads != 1) die("%ld threads after %s: the action scenarios must not start one (bench.h)", threads, after);
+}
+
 static int in_list(const char *list, const char *name) {
     size_t len = strlen(name);
     for (const char *p = list; p && *p;) {
@@ -296,6 +302,7 @@ static int run_actions(int reps, double ms, long fixed_iters, long warmup, const
         fprintf(stderr, "bench_c: set up %s in %.0f ms\n", s->name, (now_ns() - t0) / 1e6);
         s->run(s, warmup);
         s->iters = fixed_iters > 0 ? fixed_iters : calibrate(s, ms);
+        check_single_thread(s->name);
     }
     for (int rep = 0; rep < reps; ++rep) {
         FOR_EACH_SCENARIO(s) {
@@ -308,6 +315,7 @@ static int run_actions(int reps, double ms, long fixed_iters, long warmup, const
     FOR_EACH_SCENARIO(s) {
         if (s->enabled) check_scenario(s);
     }
+    check_single_thread("the run");
     return 0;
 }
 

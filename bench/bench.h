@@ -94,6 +94,12 @@ struct scenario {
     int is_parse_only;  /* a jansson baseline: nothing is applied or notified */
 };
 
+/* The action scenarios share one process, which must stay single-threaded: once
+ * a second thread exists, glibc makes every pthread mutex lock atomic, which
+ * changes c_locked and the library's own lock, so every row. A dispatcher with
+ * timers must therefore use "timers": "host" (or a manual clock); bench.c checks
+ * it after the setups and after the run. */
+
 #define SCENARIO(n, w, s, r) {.name = n, .what = w, .setup = s, .run = r}
 #define SCENARIO_CHECKED(n, w, s, r, c) {.name = n, .what = w, .setup = s, .run = r, .check = c}
 
@@ -114,10 +120,10 @@ void set_toggle(scenario *s, const char *feature, const char *a, const char *b);
 extern const char *const realistic_definition;
 /* Its toggle as JSON: InProgress -> Suspended, and back. */
 extern const char *const toggle_json[2];
-/* Makes s->d (default options) with FileDownloading registered, a counting
- * subscriber, and the feature in InProgress: the setup of uf_realistic and
- * uf_submit_toggle. */
-void setup_realistic_dispatcher(scenario *s);
+/* Makes s->d (with these options, NULL: the defaults) with FileDownloading
+ * registered, a counting subscriber, and the feature in InProgress: the setup of
+ * uf_realistic and uf_submit_toggle. */
+void setup_realistic_dispatcher(scenario *s, const char *options_json);
 /* The 5-field payload of Transfer.InProgress. */
 extern const char *const transfer_payload;
 /* uf_dispatch_actualize's setup: Transfer in InProgress, act[0] an actualize with

@@ -103,8 +103,8 @@ const char *const realistic_definition =
     "\"InProgress\":[\"Suspended\",\"Completed\",\"Failed\"],"
     "\"Suspended\":[\"InProgress\",\"Failed\"]}}";
 
-void setup_realistic_dispatcher(scenario *s) {
-    s->d = new_dispatcher(NULL);
+void setup_realistic_dispatcher(scenario *s, const char *options_json) {
+    s->d = new_dispatcher(options_json);
     check_status(uf_register(s->d, realistic_definition), UF_OK, "register FileDownloading");
     subscribe_counter(s->d, "AnyMutationOf<FileDownloading>", &s->notified);
     submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"FileDownloading\",\"into\":\"Starting\"}");
@@ -118,12 +118,12 @@ const char *const toggle_json[2] = {
 };
 
 static void setup_realistic(scenario *s) {
-    setup_realistic_dispatcher(s);
+    setup_realistic_dispatcher(s, NULL);
     set_toggle(s, "FileDownloading", "InProgress", "Suspended");
 }
 
 static void setup_submit_toggle(scenario *s) {
-    setup_realistic_dispatcher(s);
+    setup_realistic_dispatcher(s, NULL);
     s->json[0] = toggle_json[0];
     s->json[1] = toggle_json[1];
 }
