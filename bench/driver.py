@@ -255,7 +255,12 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
                 notes.append(f"{line['skipped']} skipped: {line['reason']}")
 
     reps, ms = str(args.reps), str(args.time_ms)
-    take(run_lines([args.bench_c, "--reps", reps, "--time-ms", ms]))
+    # The action scenarios' repetitions are spread over several processes: where
+    # the loader puts the caller's strings changes from process to process, and
+    # with it how the library's caches behave; one process's luck must not decide
+    # a row.
+    for _ in range(args.processes):
+        take(run_lines([args.bench_c, "--reps", str(action_reps_per_process(args)), "--time-ms", ms]))
     take(run_lines([args.bench_c, "threads", "--reps", reps, "--time-ms", str(args.time_ms * 2)]))
     take(run_lines([args.bench_c, "timers-fire", str(TIMERS_FIRED), "--reps", reps]))
     if not args.skip_memory:
@@ -274,6 +279,10 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
             env["PYTHONPATH"] = args.python_path + os.pathsep + env.get("PYTHONPATH", "")
         take(run_lines([args.python, os.path.join(HERE, "bench_py.py"), "--reps", reps, "--time-ms", ms], env=env))
     return samples, checks, notes
+
+
+def action_reps_per_process(args: argparse.Namespace) -> int:
+    return max(1, -(-args.reps // args.processes))
 
 
 def build_table(samples: dict[str, list[float]]) -> list[dict]:
@@ -420,6 +429,12 @@ def run_callgrind(args: argparse.Namespace) -> dict:
                             "allocator_instructions_per_action": round(alloc, 1) + 0.0 if abs(alloc) >= 0.05 else 0.0,
                             "top_functions": [{"function": names[k], "instructions_per_action": round(v, 1)}
                                               for v, k in top]})
+    for r in results:
+        # A name looked up in the library's hash table on every action: its cache
+        # of the caller's name pointers missed (which depends on where this
+        # binary's strings were loaded; see bench/README.md).
+        r["name_lookups_per_action"] = round(sum(f["instructions_per_action"] for f in r["top_functions"]
+                                                 if "NameTable.lookUp" in f["function"]), 1)
     counted = {r["scenario"]: r["instructions_per_action"] for r in results}
     rows = {row.name: row for row in ROWS}
     for r in results:
@@ -439,6 +454,10 @@ def print_callgrind(report: dict) -> None:
                            for x in r.get("ratios", []))
         print(f"{r['scenario']:<28} {r['instructions_per_action']:>20.1f} "
               f"{r['allocator_instructions_per_action']:>15.1f}  {ratios}".rstrip())
+    missed = [r["scenario"] for r in report["scenarios"] if r.get("name_lookups_per_action", 0) >= 20]
+    if missed:
+        print(f"\nnote: the library's name cache missed on every action (NameTable.lookUp) in: {', '.join(missed)}"
+              "\n      (it depends on where this binary's strings were loaded: see bench/README.md)")
     for r in report["scenarios"]:
         print(f"\n{r['scenario']}: {r['instructions_per_action']:.1f} instructions per action, self cost by function")
         for f in r["top_functions"]:
@@ -454,6 +473,8 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--python-path", default="", help="prepended to PYTHONPATH for the uniflow package")
     parser.add_argument("--reps", type=int, default=9, help="repetitions per scenario (median is reported)")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="processes the action scenarios' repetitions are spread over")
     parser.add_argument("--time-ms", type=float, default=100, help="target duration of one repetition")
     parser.add_argument("--count", type=int, default=100_000, help="features / subscriptions for memory")
     parser.add_argument("--memory-reps", type=int, default=3, help="child processes per memory scenario")
@@ -495,6 +516,7 @@ def main() -> int:
     table = build_table(samples)
     verdicts = [c["met"] for e in table for c in e.get("comparisons", []) if c.get("met") is not None]
     report = {"library": args.lib, "build": args.build_info, "machine": machine(), "reps": args.reps,
+              "processes": args.processes, "action_reps": args.processes * action_reps_per_process(args),
               "memory_reps": None if args.skip_memory else args.memory_reps,
               "table": table, "checks": checks, "notes": notes,
               "targets": {"met": verdicts.count(True), "missed": verdicts.count(False)}}
@@ -522,6 +544,8 @@ def print_report(report: dict, out) -> int:
     memory_reps = report.get("memory_reps")
     print(f"machine: {m.get('cpu', '?')}, {m.get('nproc')} CPUs, {m.get('memory_gib', '?')} GiB; "
           f"medians of {report.get('reps')} interleaved repetitions"
+          + (f" (C actions: {report['action_reps']} in {report['processes']} processes)"
+             if report.get("processes", 1) > 1 else "")
           + (f" (memory: {memory_reps} child processes each)" if memory_reps else ""), file=out)
     print(file=out)
     print_table(report["table"], out)
