@@ -473,7 +473,7 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--python-path", default="", help="prepended to PYTHONPATH for the uniflow package")
     parser.add_argument("--reps", type=int, default=9, help="repetitions per scenario (median is reported)")
-    parser.add_argument("--processes", type=int, default=3,
+    parser.add_argument("--processes", type=int, default=5,
                         help="processes the action scenarios' repetitions are spread over")
     parser.add_argument("--time-ms", type=float, default=100, help="target duration of one repetition")
     parser.add_argument("--count", type=int, default=100_000, help="features / subscriptions for memory")
