@@ -2,40 +2,37 @@
  * bench.c — the C side of libuniflow's benchmark harness (run it through bench/run).
  *
  *   bench_c [--reps N] [--time-ms T] [--iters N] [--warmup N] [--only a,b,...]
- *       Action scenarios (1: C hot path, 2: JSON path), each set up once, then run
- *       N repetitions interleaved round-robin so that every scenario sees the same
+ *       The action scenarios of every topic, each set up once, then run N
+ *       repetitions interleaved round-robin so that every scenario sees the same
  *       machine conditions. --iters fixes the actions per measurement (callgrind
  *       mode: two runs that differ only in --iters give the cost per action);
  *       otherwise each scenario is calibrated to take about T ms per repetition.
- *   bench_c threads [--reps N] [--time-ms T]
- *       Scenario 4: one dispatcher, 1 thread vs 4 threads, every action counted.
- *   bench_c mem-features N | mem-subs N
- *       Scenario 5: peak-RSS growth per feature / per subscription (run each in a
- *       fresh process: the harness's driver does).
+ *   bench_c MODE [N] [--reps N] [--time-ms T]
+ *       A scenario that needs a process of its own (threads, memory, timers
+ *       firing, instances coming and going); `bench_c --list` names them.
  *   bench_c --list
  *
  * Output: one JSON object per line on stdout ({"scenario":..,"rep":..,"ns":..},
- * {"check":..}, {"memory":..}); diagnostics on stderr. Any unexpected status,
- * or a subscriber count that disagrees with the applied actions, aborts with
- * exit status 1: a benchmark that silently measures failures measures nothing.
+ * {"metric":..,"value":..}, {"memory":..}, {"check":..}); diagnostics on stderr.
+ * Any unexpected status, or a subscriber count that disagrees with the applied
+ * actions, aborts with exit status 1: a benchmark that silently measures failures
+ * measures nothing.
+ *
+ * The scenarios themselves live in scenarios_*.c, one file per topic (bench.h).
  */
-#define _GNU_SOURCE
+#include "bench.h"
+
 #include <errno.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "uniflow.h"
-#include "baseline.h"
+/* ------------------------------------------------------------------ errors */
 
-/* ------------------------------------------------------------------------ utils */
-
-static void die(const char *fmt, ...) {
+void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "bench_c: ");
@@ -45,24 +42,20 @@ static void die(const char *fmt, ...) {
     exit(1);
 }
 
-static void check_status(int status, int expected, const char *what) {
+void check_status(int status, int expected, const char *what) {
     if (status != expected)
         die("%s: %s (expected %s): %s", what, uf_status_name(status), uf_status_name(expected), uf_last_error());
 }
 
-static double now_ns(void) {
+double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* A growable text buffer for building definitions. */
-typedef struct text {
-    char *p;
-    size_t len, cap;
-} text;
+/* ------------------------------------------------------------ text buffer */
 
-static void text_add(text *t, const char *fmt, ...) {
+void text_add(text *t, const char *fmt, ...) {
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
@@ -80,53 +73,52 @@ static void text_add(text *t, const char *fmt, ...) {
     }
 }
 
-static void text_clear(text *t) {
+void text_clear(text *t) {
     t->len = 0;
     if (t->p) t->p[0] = 0;
 }
 
-static void text_free(text *t) {
+void text_free(text *t) {
     free(t->p);
     t->p = NULL;
     t->len = t->cap = 0;
 }
 
-/* The counting C subscriber of every scenario. */
-static int count_mutation(const uf_mutation *m, void *payload) {
+/* -------------------------------------------------------------- callbacks */
+
+int count_mutation(const uf_mutation *m, void *payload) {
     (void)m;
     ++*(uint64_t *)payload;
     return UF_KEEP;
 }
 
-/* The baselines' callback: the same work as count_mutation. */
-static int count_c(int feature, int old_state, int new_state, void *payload) {
+int count_c(int feature, int old_state, int new_state, void *payload) {
     (void)feature, (void)old_state, (void)new_state;
     ++*(uint64_t *)payload;
     return 0;
 }
 
-static uf_dispatcher *new_dispatcher(void) {
+/* ------------------------------------------------------- dispatcher helpers */
+
+uf_dispatcher *new_dispatcher(const char *options_json) {
     uf_dispatcher *d = NULL;
-    check_status(uf_dispatcher_new(&d, NULL), UF_OK, "uf_dispatcher_new");
+    check_status(uf_dispatcher_new(&d, options_json), UF_OK, "uf_dispatcher_new");
     return d;
 }
 
-static void subscribe_counter(uf_dispatcher *d, const char *when, uint64_t *counter) {
+void subscribe_counter(uf_dispatcher *d, const char *when, uint64_t *counter) {
     check_status(uf_subscribe(d, when, count_mutation, counter, NULL, NULL), UF_OK, "uf_subscribe");
 }
 
-static void submit(uf_dispatcher *d, const char *json) {
+void submit(uf_dispatcher *d, const char *json) {
     check_status(uf_submit(d, json), UF_OK, json);
 }
 
-/* A two-state auto feature: {"feature": name, "states": {"A": {}, "B": {}}}. */
-static void add_toggle_definition(text *t, const char *name) {
+void add_toggle_definition(text *t, const char *name) {
     text_add(t, "{\"feature\":\"%s\",\"states\":{\"A\":{},\"B\":{}}}", name);
 }
 
-/* Registers `count` filler features named <prefix><i> (two auto states each), in
- * chunks so that no single JSON document dominates memory or time. */
-static void register_fillers(uf_dispatcher *d, const char *prefix, long count) {
+void register_fillers(uf_dispatcher *d, const char *prefix, long count) {
     text t = {0};
     for (long start = 0; start < count; start += 500) {
         text_clear(&t);
@@ -143,87 +135,7 @@ static void register_fillers(uf_dispatcher *d, const char *prefix, long count) {
     text_free(&t);
 }
 
-/* -------------------------------------------------------------- action scenarios */
-
-typedef struct scenario scenario;
-struct scenario {
-    const char *name;
-    const char *what;
-    void (*setup)(scenario *);
-    void (*run)(scenario *, long n);
-    /* filled by setup */
-    uf_dispatcher *d;
-    uf_action act[2];
-    const char *json[2];
-    c_machine machine;
-    uint64_t notified;  /* bumped by the counting subscriber / callback */
-    uint64_t applied;   /* actions that returned UF_OK */
-    int phase;          /* which of the two actions goes next */
-    long iters;
-    int enabled;
-    int is_parse_only;  /* a jansson baseline: nothing is applied or notified */
-};
-
-/* --- runners --- */
-
-static void run_dispatch_toggle(scenario *s, long n) {
-    for (long i = 0; i < n; ++i) {
-        int status = uf_dispatch(s->d, &s->act[s->phase]);
-        if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
-        s->phase ^= 1;
-    }
-    s->applied += (uint64_t)n;
-}
-
-static void run_dispatch_same(scenario *s, long n) {
-    for (long i = 0; i < n; ++i) {
-        int status = uf_dispatch(s->d, &s->act[0]);
-        if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
-    }
-    s->applied += (uint64_t)n;
-}
-
-static void run_submit_toggle(scenario *s, long n) {
-    for (long i = 0; i < n; ++i) {
-        int status = uf_submit(s->d, s->json[s->phase]);
-        if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
-        s->phase ^= 1;
-    }
-    s->applied += (uint64_t)n;
-}
-
-static void run_jansson(scenario *s, long n) {
-    for (long i = 0; i < n; ++i) {
-        json_error_t error;
-        json_t *j = json_loads(s->json[s->phase], JSON_REJECT_DUPLICATES, &error);
-        if (__builtin_expect(!j, 0)) die("%s: json_loads: %s", s->name, error.text);
-        json_decref(j);
-        s->phase ^= 1;
-    }
-}
-
-static void run_c_locked(scenario *s, long n) {
-    for (long i = 0; i < n; ++i) {
-        if (__builtin_expect(c_machine_transition_locked(&s->machine, 0, s->phase, s->phase ^ 1) != 0, 0))
-            die("%s: rejected", s->name);
-        s->phase ^= 1;
-    }
-    s->applied += (uint64_t)n;
-}
-
-static void run_c_bare(scenario *s, long n) {
-    for (long i = 0; i < n; ++i) {
-        if (__builtin_expect(c_machine_transition_bare(&s->machine, 0, s->phase, s->phase ^ 1) != 0, 0))
-            die("%s: rejected", s->name);
-        s->phase ^= 1;
-    }
-    s->applied += (uint64_t)n;
-}
-
-/* --- setups --- */
-
-/* act[0] moves feature from a into b, act[1] back. */
-static void make_toggle(uf_action act2[2], const char *feature, const char *a, const char *b) {
+void make_toggle(uf_action act2[2], const char *feature, const char *a, const char *b) {
     for (int i = 0; i < 2; ++i) {
         uf_action act = UF_ACTION_INIT;
         act.kind = UF_ACTION_TRANSITION;
@@ -234,310 +146,117 @@ static void make_toggle(uf_action act2[2], const char *feature, const char *a, c
     }
 }
 
-static void set_toggle(scenario *s, const char *feature, const char *a, const char *b) {
+void set_toggle(scenario *s, const char *feature, const char *a, const char *b) {
     make_toggle(s->act, feature, a, b);
-}
-
-static void setup_c_locked(scenario *s) { c_machine_init(&s->machine, count_c, &s->notified); }
-static void setup_c_bare(scenario *s) { c_machine_init(&s->machine, count_c, &s->notified); }
-
-/* Feature "T" with states A/B (plus `fillers` other features), one counting
- * subscriber on T, and `other_subs` subscriptions spread over the other features. */
-static void setup_short_with(scenario *s, long fillers, long other_subs) {
-    s->d = new_dispatcher();
-    check_status(uf_register(s->d, "{\"feature\":\"T\",\"states\":{\"A\":{},\"B\":{}}}"), UF_OK, "register T");
-    if (fillers > 0) register_fillers(s->d, "Other", fillers);
-    subscribe_counter(s->d, "AnyMutationOf<T>", &s->notified);
-    for (long i = 0; i < other_subs; ++i) {
-        char when[96];
-        snprintf(when, sizeof when, "AnyMutationOf<Other%ld>", i % fillers);
-        /* Their counter must stay 0: they never match a mutation of T. */
-        static uint64_t others_notified;
-        check_status(uf_subscribe(s->d, when, count_mutation, &others_notified, NULL, NULL), UF_OK, when);
-    }
-    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"T\",\"into\":\"A\"}");
     s->notified = 0;
-    set_toggle(s, "T", "A", "B");
+    s->stray = 0;
+    s->extra = 0;
 }
 
-static void setup_short(scenario *s) { setup_short_with(s, 0, 0); }
-static void setup_other_subs_1(scenario *s) { setup_short_with(s, 10, 1); }
-static void setup_other_subs_1000(scenario *s) { setup_short_with(s, 10, 1000); }
-static void setup_features_10(scenario *s) { setup_short_with(s, 9, 0); }
-static void setup_features_100000(scenario *s) { setup_short_with(s, 99999, 0); }
+/* ---------------------------------------------------------------- runners */
 
-/* uf_short where model bindings exist but none watches this mutation: 1,000 on
- * other features (a Watcher feature's), or one on T watching another kind.
- * Both stay on the hot path: bindings are indexed by feature and kind. */
-static void setup_bindings_elsewhere(scenario *s) {
-    setup_short_with(s, 10, 0);
-    text t = {0};
-    text_add(&t, "{\"feature\":\"Watcher\",\"states\":{\"On\":{}},\"bindings\":[");
-    for (int i = 0; i < 1000; ++i)
-        text_add(&t, "%s{\"when\":\"AnyMutationOf<Other%d>\",\"given\":[{\"if\":{\"==\":[1,2]}}],"
-                     "\"then\":{\"submit\":[]}}", i ? "," : "", i % 10);
-    text_add(&t, "]}");
-    check_status(uf_register(s->d, t.p), UF_OK, "register Watcher");
-    text_free(&t);
-    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"Watcher\",\"into\":\"On\"}");
-}
-
-/* T with a binding of its own on `kind_filter`, whose rule never holds. */
-static void setup_binding_on_t(scenario *s, const char *filter) {
-    s->d = new_dispatcher();
-    text t = {0};
-    text_add(&t, "{\"feature\":\"T\",\"states\":{\"A\":{},\"B\":{}},\"bindings\":[{\"when\":\"%s\","
-                 "\"given\":[{\"if\":{\"==\":[{\"var\":\"mutation.new.state\"},\"C\"]}}],\"then\":{\"submit\":[]}}]}",
-             filter);
-    check_status(uf_register(s->d, t.p), UF_OK, "register T with a binding");
-    text_free(&t);
-    subscribe_counter(s->d, "AnyMutationOf<T>", &s->notified);
-    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"T\",\"into\":\"A\"}");
-    s->notified = 0;
-    set_toggle(s, "T", "A", "B");
-}
-
-static void setup_binding_other_kind(scenario *s) { setup_binding_on_t(s, "Deinitialization<T>"); }
-static void setup_binding_rule(scenario *s) { setup_binding_on_t(s, "Transition<T>"); }
-
-static const char *realistic_definition =
-    "{\"feature\":\"FileDownloading\",\"description\":\"Downloads one file\","
-    "\"states\":{\"Starting\":{},\"InProgress\":{},\"Suspended\":{},\"Completed\":{},\"Failed\":{}},"
-    "\"initial\":[\"Starting\"],"
-    "\"transitions\":{\"Starting\":[\"InProgress\",\"Failed\"],"
-    "\"InProgress\":[\"Suspended\",\"Completed\",\"Failed\"],"
-    "\"Suspended\":[\"InProgress\",\"Failed\"]}}";
-
-static void setup_realistic_dispatcher(scenario *s) {
-    s->d = new_dispatcher();
-    check_status(uf_register(s->d, realistic_definition), UF_OK, "register FileDownloading");
-    subscribe_counter(s->d, "AnyMutationOf<FileDownloading>", &s->notified);
-    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"FileDownloading\",\"into\":\"Starting\"}");
-    submit(s->d, "{\"kind\":\"transition\",\"feature\":\"FileDownloading\",\"from\":\"Starting\",\"into\":\"InProgress\"}");
-    s->notified = 0;
-}
-
-static const char *toggle_json[2] = {
-    "{\"kind\":\"transition\",\"feature\":\"FileDownloading\",\"from\":\"InProgress\",\"into\":\"Suspended\"}",
-    "{\"kind\":\"transition\",\"feature\":\"FileDownloading\",\"from\":\"Suspended\",\"into\":\"InProgress\"}",
-};
-
-static void setup_realistic(scenario *s) {
-    setup_realistic_dispatcher(s);
-    set_toggle(s, "FileDownloading", "InProgress", "Suspended");
-}
-
-static void setup_submit_toggle(scenario *s) {
-    setup_realistic_dispatcher(s);
-    s->json[0] = toggle_json[0];
-    s->json[1] = toggle_json[1];
-}
-
-static void setup_jansson_toggle(scenario *s) {
-    s->json[0] = toggle_json[0];
-    s->json[1] = toggle_json[1];
-    s->is_parse_only = 1;
-}
-
-static const char *transfer_payload =
-    "{\"progress\":42.5,\"bytes\":1048576,\"total\":4194304,"
-    "\"url\":\"https://example.com/files/archive.tar.gz\",\"paused\":false}";
-static const char *actualize_json =
-    "{\"kind\":\"actualize\",\"feature\":\"Transfer\",\"in\":\"InProgress\",\"payload\":"
-    "{\"progress\":42.5,\"bytes\":1048576,\"total\":4194304,"
-    "\"url\":\"https://example.com/files/archive.tar.gz\",\"paused\":false}}";
-
-static void setup_transfer_dispatcher(scenario *s) {
-    s->d = new_dispatcher();
-    check_status(uf_register(s->d,
-        "{\"feature\":\"Transfer\",\"states\":{\"Idle\":{},\"InProgress\":{\"fields\":{"
-        "\"progress\":\"number\",\"bytes\":\"integer\",\"total\":\"integer\","
-        "\"url\":\"string\",\"paused\":\"boolean\"}}}}"), UF_OK, "register Transfer");
-    subscribe_counter(s->d, "AnyMutationOf<Transfer>", &s->notified);
-    text t = {0};
-    text_add(&t, "{\"kind\":\"initialize\",\"feature\":\"Transfer\",\"into\":\"InProgress\",\"payload\":%s}", transfer_payload);
-    submit(s->d, t.p);
-    text_free(&t);
-    s->notified = 0;
-}
-
-static void setup_submit_actualize(scenario *s) {
-    setup_transfer_dispatcher(s);
-    s->json[0] = s->json[1] = actualize_json;
-}
-
-static void setup_dispatch_actualize(scenario *s) {
-    setup_transfer_dispatcher(s);
-    uf_action act = UF_ACTION_INIT;
-    act.kind = UF_ACTION_ACTUALIZE;
-    act.feature = "Transfer";
-    act.into = "InProgress";
-    act.payload_json = transfer_payload;
-    s->act[0] = s->act[1] = act;
-}
-
-static void setup_jansson_actualize(scenario *s) {
-    s->json[0] = s->json[1] = actualize_json;
-    s->is_parse_only = 1;
-}
-
-/* --- a binding's cascade vs a C subscriber doing the same work --- */
-
-/* Counter counts; Mirror copies its count. The same rule either way: when the
- * count is actualized and is above 0, actualize Mirror with it. */
-static const char *cascade_definitions =
-    "[{\"feature\":\"Mirror\",\"states\":{\"Seen\":{\"fields\":{\"n\":\"number\"}}}},"
-    " {\"feature\":\"Counter\",\"states\":{\"Counting\":{\"fields\":{\"n\":\"number\"}}}%s}]";
-static const char *cascade_binding =
-    ",\"bindings\":[{\"when\":\"ActualizationIn<Counter.Counting>\","
-    "\"given\":[{\"if\":{\">\":[{\"var\":\"mutation.new.payload.n\"},0]}}],"
-    "\"then\":{\"submit\":[{\"kind\":\"actualize\",\"feature\":\"Mirror\",\"in\":\"Seen\","
-    "\"payload\":{\"n\":{\"$\":{\"var\":\"mutation.new.payload.n\"}}}}]}}]";
-
-/* The C subscriber: reads the new payload, tests the count, dispatches the copy. */
-static int mirror_count(const uf_mutation *m, void *payload) {
-    (void)payload;
-    json_error_t error;
-    json_t *p = json_loads(uf_mutation_new_payload_json(m), 0, &error);
-    json_t *n = p ? json_object_get(p, "n") : NULL;
-    if (n && json_number_value(n) > 0) {
-        char text[64];
-        snprintf(text, sizeof text, "{\"n\":%.17g}", json_number_value(n));
-        uf_action act = UF_ACTION_INIT;
-        act.kind = UF_ACTION_ACTUALIZE;
-        act.feature = "Mirror";
-        act.into = "Seen";
-        act.payload_json = text;
-        int status = uf_dispatch(uf_mutation_dispatcher(m), &act);
-        if (status != UF_QUEUED) die("mirror_count: %s: %s", uf_status_name(status), uf_last_error());
-    }
-    json_decref(p);
-    return UF_KEEP;
-}
-
-static void setup_cascade(scenario *s, int with_binding) {
-    s->d = new_dispatcher();
-    text t = {0};
-    text_add(&t, cascade_definitions, with_binding ? cascade_binding : "");
-    check_status(uf_register(s->d, t.p), UF_OK, "register Counter and Mirror");
-    text_free(&t);
-    if (!with_binding) check_status(uf_subscribe(s->d, "ActualizationIn<Counter.Counting>", mirror_count, NULL, NULL, NULL),
-                                    UF_OK, "subscribe the mirror");
-    subscribe_counter(s->d, "AnyMutationOf<Mirror>", &s->notified);
-    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"Mirror\",\"into\":\"Seen\",\"payload\":{\"n\":0}}");
-    submit(s->d, "{\"kind\":\"initialize\",\"feature\":\"Counter\",\"into\":\"Counting\",\"payload\":{\"n\":0}}");
-    s->notified = 0;
-    for (int i = 0; i < 2; ++i) {
-        uf_action act = UF_ACTION_INIT;
-        act.kind = UF_ACTION_ACTUALIZE;
-        act.feature = "Counter";
-        act.into = "Counting";
-        act.payload_json = i == 0 ? "{\"n\":1}" : "{\"n\":2}";
-        s->act[i] = act;
-    }
-}
-
-static void setup_binding_cascade(scenario *s) { setup_cascade(s, 1); }
-static void setup_subscriber_cascade(scenario *s) { setup_cascade(s, 0); }
-
-/* --- a batch of 10 JSON actions vs 10 uf_submit calls --- */
-
-/* Ten toggles B0..B9 in A, one subscriber counting every mutation. */
-static void setup_batch_dispatcher(scenario *s) {
-    s->d = new_dispatcher();
-    register_fillers(s->d, "B", 10);
-    subscribe_counter(s->d, NULL, &s->notified);
-    for (int i = 0; i < 10; ++i) {
-        char init[96];
-        snprintf(init, sizeof init, "{\"kind\":\"initialize\",\"feature\":\"B%d\",\"into\":\"A\"}", i);
-        submit(s->d, init);
-    }
-    s->notified = 0;
-}
-
-/* Ten transitions into B, then ten back into A: the same 20 actions either way. */
-static void run_batch(scenario *s, long n) {
-    static char forward[1024], back[1024];
-    if (!forward[0]) {
-        text a = {0}, b = {0};
-        text_add(&a, "[");
-        text_add(&b, "[");
-        for (int i = 0; i < 10; ++i) {
-            text_add(&a, "%s{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"A\",\"into\":\"B\"}", i ? "," : "", i);
-            text_add(&b, "%s{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"B\",\"into\":\"A\"}", i ? "," : "", i);
-        }
-        text_add(&a, "]");
-        text_add(&b, "]");
-        snprintf(forward, sizeof forward, "%s", a.p);
-        snprintf(back, sizeof back, "%s", b.p);
-        text_free(&a);
-        text_free(&b);
-    }
+void run_dispatch_toggle(scenario *s, long n) {
     for (long i = 0; i < n; ++i) {
-        int status = uf_submit_batch(s->d, s->phase ? back : forward);
+        int status = uf_dispatch(s->d, &s->act[s->phase]);
         if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
         s->phase ^= 1;
     }
-    s->applied += (uint64_t)n * 10;
+    s->applied += (uint64_t)n;
 }
 
-static void run_submits(scenario *s, long n) {
-    static char forward[10][128], back[10][128];
-    if (!forward[0][0]) {
-        for (int i = 0; i < 10; ++i) {
-            snprintf(forward[i], sizeof forward[i], "{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"A\",\"into\":\"B\"}", i);
-            snprintf(back[i], sizeof back[i], "{\"kind\":\"transition\",\"feature\":\"B%d\",\"from\":\"B\",\"into\":\"A\"}", i);
-        }
-    }
+void run_dispatch_same(scenario *s, long n) {
     for (long i = 0; i < n; ++i) {
-        for (int j = 0; j < 10; ++j) {
-            int status = uf_submit(s->d, s->phase ? back[j] : forward[j]);
-            if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
-        }
+        int status = uf_dispatch(s->d, &s->act[0]);
+        if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
+    }
+    s->applied += (uint64_t)n;
+}
+
+void run_submit_toggle(scenario *s, long n) {
+    for (long i = 0; i < n; ++i) {
+        int status = uf_submit(s->d, s->json[s->phase]);
+        if (__builtin_expect(status != UF_OK, 0)) check_status(status, UF_OK, s->name);
         s->phase ^= 1;
     }
-    s->applied += (uint64_t)n * 10;
+    s->applied += (uint64_t)n;
 }
 
-#define SCENARIO(n, w, s, r) {.name = n, .what = w, .setup = s, .run = r}
-static scenario scenarios[] = {
-    SCENARIO("c_bare", "hand-written C toggle + callback, no lock (floor)", setup_c_bare, run_c_bare),
-    SCENARIO("c_locked", "hand-written C toggle + callback behind a pthread mutex", setup_c_locked, run_c_locked),
-    SCENARIO("uf_short", "uf_dispatch toggle T: A<->B, 1 feature, 1 C subscriber", setup_short, run_dispatch_toggle),
-    SCENARIO("uf_realistic", "uf_dispatch toggle FileDownloading: InProgress<->Suspended (declared transitions)",
-     setup_realistic, run_dispatch_toggle),
-    SCENARIO("uf_other_subs_1", "uf_short + 10 other features, 1 subscription on another feature",
-     setup_other_subs_1, run_dispatch_toggle),
-    SCENARIO("uf_other_subs_1000", "uf_short + 10 other features, 1,000 subscriptions on other features",
-     setup_other_subs_1000, run_dispatch_toggle),
-    SCENARIO("uf_features_10", "uf_short with 10 registered features", setup_features_10, run_dispatch_toggle),
-    SCENARIO("uf_features_100000", "uf_short with 100,000 registered features", setup_features_100000, run_dispatch_toggle),
-    SCENARIO("uf_bindings_elsewhere", "uf_short + 1,000 model bindings watching 10 other features",
-     setup_bindings_elsewhere, run_dispatch_toggle),
-    SCENARIO("uf_binding_other_kind", "uf_short, T has a binding on Deinitialization<T> (never matches)",
-     setup_binding_other_kind, run_dispatch_toggle),
-    SCENARIO("uf_binding_rule", "uf_short, T has a binding on Transition<T> whose rule is false (evaluated)",
-     setup_binding_rule, run_dispatch_toggle),
-    SCENARIO("jansson_toggle", "json_loads + json_decref of the toggle action text", setup_jansson_toggle, run_jansson),
-    SCENARIO("uf_submit_toggle", "uf_submit of the toggle action text (FileDownloading)", setup_submit_toggle, run_submit_toggle),
-    SCENARIO("jansson_actualize", "json_loads + json_decref of the 5-field actualize text", setup_jansson_actualize, run_jansson),
-    SCENARIO("uf_submit_actualize", "uf_submit of an actualize with a 5-field payload", setup_submit_actualize, run_submit_toggle),
-    SCENARIO("uf_dispatch_actualize", "uf_dispatch actualize, payload_json with the same 5 fields",
-     setup_dispatch_actualize, run_dispatch_same),
-    SCENARIO("uf_binding_cascade", "uf_dispatch actualize Counter; a binding (if rule) actualizes Mirror (templated)",
-     setup_binding_cascade, run_dispatch_toggle),
-    SCENARIO("c_subscriber_cascade", "the same, done by a C subscriber: reads the payload, tests it, uf_dispatch",
-     setup_subscriber_cascade, run_dispatch_toggle),
-    SCENARIO("uf_batch_10", "uf_submit_batch of 10 JSON transitions (per batch)", setup_batch_dispatcher, run_batch),
-    SCENARIO("uf_submits_10", "10 uf_submit calls of the same transitions", setup_batch_dispatcher, run_submits),
-};
-enum { SCENARIO_COUNT = sizeof scenarios / sizeof scenarios[0] };
+void run_jansson(scenario *s, long n) {
+    for (long i = 0; i < n; ++i) {
+        json_error_t error;
+        json_t *j = json_loads(s->json[s->phase], JSON_REJECT_DUPLICATES, &error);
+        if (__builtin_expect(!j, 0)) die("%s: json_loads: %s", s->name, error.text);
+        json_decref(j);
+        s->phase ^= 1;
+    }
+}
+
+/* ------------------------------------------------------ memory and output */
+
+long status_kb(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) die("cannot open /proc/self/status: %s", strerror(errno));
+    char line[256];
+    long kb = -1;
+    size_t len = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, len) == 0 && line[len] == ':') kb = strtol(line + len + 1, NULL, 10);
+    fclose(f);
+    if (kb < 0) die("no %s in /proc/self/status", key);
+    return kb;
+}
+
+void print_memory(const char *what, long kb_before, long kb_after, long count, double subtract_each) {
+    double gross = (double)(kb_after - kb_before) * 1024.0 / (double)count;
+    printf("{\"memory\":\"%s\",\"count\":%ld,\"kb_before\":%ld,\"kb_after\":%ld,\"gross_bytes_each\":%.1f,"
+           "\"subtracted_each\":%.1f,\"bytes_each\":%.1f}\n",
+           what, count, kb_before, kb_after, gross, subtract_each, gross - subtract_each);
+}
+
+void print_sample(const char *name, int rep, double ns, long iters) {
+    printf("{\"scenario\":\"%s\",\"rep\":%d,\"ns\":%.3f,\"iters\":%ld}\n", name, rep, ns, iters);
+    fflush(stdout);
+}
+
+void print_metric(const char *name, double value, const char *unit) {
+    printf("{\"metric\":\"%s\",\"value\":%.3f,\"unit\":\"%s\"}\n", name, value, unit);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------ action scenarios */
+
+typedef struct topic {
+    const char *name;
+    scenario *scenarios;
+    int scenario_count;
+    const bench_mode *modes;
+    int mode_count;
+} topic;
+
+#define TOPIC_ENTRY(prefix) \
+    {#prefix, prefix##_scenarios, prefix##_scenario_count, prefix##_modes, prefix##_mode_count}
+
+static topic topics[5];
+
+static void init_topics(void) {
+    topic all[] = {TOPIC_ENTRY(core), TOPIC_ENTRY(time), TOPIC_ENTRY(instances), TOPIC_ENTRY(watch),
+                   TOPIC_ENTRY(events)};
+    _Static_assert(sizeof all == sizeof topics, "topics");
+    memcpy(topics, all, sizeof all);
+}
+
+#define FOR_EACH_SCENARIO(s)                                                              \
+    for (int t_ = 0; t_ < COUNT_OF(topics); ++t_)                                         \
+        for (scenario *s = topics[t_].scenarios; s < topics[t_].scenarios + topics[t_].scenario_count; ++s)
 
 static void check_scenario(scenario *s) {
     if (s->is_parse_only) return;
     if (s->notified != s->applied)
         die("%s: %llu actions applied but the subscriber saw %llu", s->name,
             (unsigned long long)s->applied, (unsigned long long)s->notified);
+    if (s->stray != 0)
+        die("%s: %llu callbacks ran that must not (on other features or keys)", s->name, (unsigned long long)s->stray);
+    if (s->check) s->check(s);
     printf("{\"check\":\"%s\",\"applied\":%llu,\"notified\":%llu,\"ok\":true}\n", s->name,
            (unsigned long long)s->applied, (unsigned long long)s->notified);
 }
@@ -558,238 +277,56 @@ static long calibrate(scenario *s, double ms) {
     }
 }
 
+/* See bench.h: a second thread would change every row measured after it. */
+static void check_single_thread(const char *after) {
+    long threads = status_kb("Threads");
+    if (threads != 1) die("%ld threads after %s: the action scenarios must not start one (bench.h)", threads, after);
+}
+
+static int in_list(const char *list, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == 0)) return 1;
+        p = strchr(p, ',');
+        if (p) ++p;
+    }
+    return 0;
+}
+
 static int run_actions(int reps, double ms, long fixed_iters, long warmup, const char *only) {
-    for (int i = 0; i < SCENARIO_COUNT; ++i) {
-        scenario *s = &scenarios[i];
-        if (only) {
-            size_t len = strlen(s->name);
-            const char *p = only;
-            s->enabled = 0;
-            while (p && *p) {
-                if (strncmp(p, s->name, len) == 0 && (p[len] == ',' || p[len] == 0)) s->enabled = 1;
-                p = strchr(p, ',');
-                if (p) ++p;
-            }
-        } else {
-            s->enabled = 1;
-        }
+    FOR_EACH_SCENARIO(s) {
+        s->enabled = only ? in_list(only, s->name) : 1;
         if (!s->enabled) continue;
         double t0 = now_ns();
         s->setup(s);
         fprintf(stderr, "bench_c: set up %s in %.0f ms\n", s->name, (now_ns() - t0) / 1e6);
         s->run(s, warmup);
         s->iters = fixed_iters > 0 ? fixed_iters : calibrate(s, ms);
+        check_single_thread(s->name);
     }
     for (int rep = 0; rep < reps; ++rep) {
-        for (int i = 0; i < SCENARIO_COUNT; ++i) {
-            scenario *s = &scenarios[i];
+        FOR_EACH_SCENARIO(s) {
             if (!s->enabled) continue;
             double t0 = now_ns();
             s->run(s, s->iters);
-            double ns = (now_ns() - t0) / (double)s->iters;
-            printf("{\"scenario\":\"%s\",\"rep\":%d,\"ns\":%.3f,\"iters\":%ld}\n", s->name, rep, ns, s->iters);
-            fflush(stdout);
+            print_sample(s->name, rep, (now_ns() - t0) / (double)s->iters, s->iters);
         }
     }
-    for (int i = 0; i < SCENARIO_COUNT; ++i)
-        if (scenarios[i].enabled) check_scenario(&scenarios[i]);
-    return 0;
-}
-
-/* ------------------------------------------------------------------- threads */
-
-enum { THREADS = 4 };
-
-typedef struct worker {
-    pthread_t thread;
-    pthread_barrier_t *start;
-    uf_dispatcher *d;         /* NULL: the C baseline */
-    c_machine *machine;
-    int feature_index;
-    uf_action act[2];
-    long n;
-    long ok, other;
-    double started, finished;
-} worker;
-
-static void *work(void *arg) {
-    worker *w = arg;
-    if (w->start) pthread_barrier_wait(w->start);
-    w->started = now_ns();
-    int phase = 0;
-    for (long i = 0; i < w->n; ++i) {
-        int status = w->d ? uf_dispatch(w->d, &w->act[phase])
-                          : c_machine_transition_locked(w->machine, w->feature_index, phase, phase ^ 1);
-        if (status == 0) ++w->ok;
-        else ++w->other;
-        phase ^= 1;
+    FOR_EACH_SCENARIO(s) {
+        if (s->enabled) check_scenario(s);
     }
-    w->finished = now_ns();
-    return NULL;
-}
-
-
-/* Runs `threads` workers of `per_thread` actions each (one feature per worker) and
- * returns the wall time per action of all of them together: from the first
- * worker's start to the last one's end (the main thread may be descheduled while
- * they run, so it does not hold the stopwatch). */
-static double run_threads(int threads, long per_thread, uf_dispatcher *d, c_machine *machine,
-                          long *ok, long *other) {
-    static const char *features[THREADS] = {"W0", "W1", "W2", "W3"};
-    worker w[THREADS];
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
-    for (int t = 0; t < threads; ++t) {
-        memset(&w[t], 0, sizeof w[t]);
-        w[t].start = &start;
-        w[t].d = d;
-        w[t].machine = machine;
-        w[t].feature_index = t;
-        w[t].n = per_thread;
-        make_toggle(w[t].act, features[t], "A", "B");
-        if (pthread_create(&w[t].thread, NULL, work, &w[t]) != 0) die("pthread_create failed");
-    }
-    pthread_barrier_wait(&start);
-    for (int t = 0; t < threads; ++t) pthread_join(w[t].thread, NULL);
-    pthread_barrier_destroy(&start);
-    double first = w[0].started, last = w[0].finished;
-    for (int t = 0; t < threads; ++t) {
-        *ok += w[t].ok;
-        *other += w[t].other;
-        if (w[t].started < first) first = w[t].started;
-        if (w[t].finished > last) last = w[t].finished;
-    }
-    return (last - first) / (double)(threads * per_thread);
-}
-
-static int run_thread_scenarios(int reps, double ms) {
-    uf_dispatcher *d = new_dispatcher();
-    check_status(uf_register(d, "[{\"feature\":\"W0\",\"states\":{\"A\":{},\"B\":{}}},"
-                                "{\"feature\":\"W1\",\"states\":{\"A\":{},\"B\":{}}},"
-                                "{\"feature\":\"W2\",\"states\":{\"A\":{},\"B\":{}}},"
-                                "{\"feature\":\"W3\",\"states\":{\"A\":{},\"B\":{}}}]"), UF_OK, "register W*");
-    uint64_t notified = 0, c_notified = 0;
-    subscribe_counter(d, NULL, &notified);
-    for (int t = 0; t < THREADS; ++t) {
-        char json[96];
-        snprintf(json, sizeof json, "{\"kind\":\"initialize\",\"feature\":\"W%d\",\"into\":\"A\"}", t);
-        submit(d, json);
-    }
-    notified = 0;
-    c_machine machine;
-    c_machine_init(&machine, count_c, &c_notified);
-
-    /* Calibrated on one thread; the count is even per thread so every toggle ends in A. */
-    long ok = 0, other = 0, c_ok = 0, c_other = 0;
-    double per = run_threads(1, 100000, d, NULL, &ok, &other);
-    long total = (long)(ms * 1e6 / per) / (2 * THREADS) * (2 * THREADS);
-    if (total < 8 * THREADS) total = 8 * THREADS;
-    double c_per = run_threads(1, 1000000, NULL, &machine, &c_ok, &c_other);
-    long c_total = (long)(ms * 1e6 / c_per) / (2 * THREADS) * (2 * THREADS);
-    if (c_total < 8 * THREADS) c_total = 8 * THREADS;
-    for (int rep = 0; rep < reps; ++rep) {
-        double ns;
-        ns = run_threads(1, total, d, NULL, &ok, &other);
-        printf("{\"scenario\":\"threads_uf_1\",\"rep\":%d,\"ns\":%.3f,\"iters\":%ld}\n", rep, ns, total);
-        ns = run_threads(THREADS, total / THREADS, d, NULL, &ok, &other);
-        printf("{\"scenario\":\"threads_uf_4\",\"rep\":%d,\"ns\":%.3f,\"iters\":%ld}\n", rep, ns, total);
-        ns = run_threads(1, c_total, NULL, &machine, &c_ok, &c_other);
-        printf("{\"scenario\":\"threads_c_locked_1\",\"rep\":%d,\"ns\":%.3f,\"iters\":%ld}\n", rep, ns, c_total);
-        ns = run_threads(THREADS, c_total / THREADS, NULL, &machine, &c_ok, &c_other);
-        printf("{\"scenario\":\"threads_c_locked_4\",\"rep\":%d,\"ns\":%.3f,\"iters\":%ld}\n", rep, ns, c_total);
-        fflush(stdout);
-    }
-    long submitted = 100000 + (long)reps * 2 * total;
-    if (other != 0 || ok != submitted || notified != (uint64_t)ok)
-        die("threads: %ld submitted, %ld applied, %ld other statuses, %llu notified", submitted, ok, other,
-            (unsigned long long)notified);
-    if (c_other != 0 || c_notified != (uint64_t)c_ok) die("threads: the C baseline lost actions");
-    char *state = NULL;
-    check_status(uf_state_get(d, &state), UF_OK, "uf_state_get");
-    if (!strstr(state, "\"W3\":{\"state\":\"A\"")) die("threads: unexpected final model %s", state);
-    uf_free(state);
-    printf("{\"check\":\"threads\",\"submitted\":%ld,\"applied\":%ld,\"notified\":%llu,\"ok\":true}\n", submitted, ok,
-           (unsigned long long)notified);
-    uf_dispatcher_free(d);
-    c_machine_destroy(&machine);
-    return 0;
-}
-
-/* -------------------------------------------------------------------- memory */
-
-/* A line of /proc/self/status in kB ("VmHWM", "VmRSS"). */
-static long status_kb(const char *key) {
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) die("cannot open /proc/self/status: %s", strerror(errno));
-    char line[256];
-    long kb = -1;
-    size_t len = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, len) == 0 && line[len] == ':') kb = strtol(line + len + 1, NULL, 10);
-    fclose(f);
-    if (kb < 0) die("no %s in /proc/self/status", key);
-    return kb;
-}
-
-static void print_memory(const char *what, long kb_before, long kb_after, long count) {
-    printf("{\"memory\":\"%s\",\"count\":%ld,\"kb_before\":%ld,\"kb_after\":%ld,\"bytes_each\":%.1f}\n", what, count,
-           kb_before, kb_after, (double)(kb_after - kb_before) * 1024.0 / (double)count);
-}
-
-/* Peak RSS growth for `count` registered features, then for initializing them. */
-static int run_memory_features(long count) {
-    uf_dispatcher *d = new_dispatcher();
-    /* Warm up whatever the runtime and the dispatcher allocate once. */
-    register_fillers(d, "Warm", 100);
-    submit(d, "{\"kind\":\"initialize\",\"feature\":\"Warm0\",\"into\":\"A\"}");
-    char *names = malloc((size_t)count * 24);
-    if (!names) die("out of memory");
-    for (long i = 0; i < count; ++i) snprintf(names + i * 24, 24, "F%ld", i);
-    long h0 = status_kb("VmHWM");
-    register_fillers(d, "F", count);
-    long h1 = status_kb("VmHWM");
-    uf_action act = UF_ACTION_INIT;
-    act.kind = UF_ACTION_INITIALIZE;
-    act.into = "A";
-    for (long i = 0; i < count; ++i) {
-        act.feature = names + i * 24;
-        check_status(uf_dispatch(d, &act), UF_OK, "initialize F*");
-    }
-    long h2 = status_kb("VmHWM");
-    print_memory("feature_registered", h0, h1, count);
-    print_memory("feature_initialized", h1, h2, count);
-    print_memory("feature_total", h0, h2, count);
-    uf_dispatcher_free(d);
-    free(names);
-    return 0;
-}
-
-/* Peak RSS growth for `count` subscriptions on one feature; one mutation then
- * reaches every one of them. */
-static int run_memory_subscriptions(long count) {
-    uf_dispatcher *d = new_dispatcher();
-    check_status(uf_register(d, "{\"feature\":\"T\",\"states\":{\"A\":{},\"B\":{}}}"), UF_OK, "register T");
-    uint64_t notified = 0, id = 0;
-    check_status(uf_subscribe(d, "AnyMutationOf<T>", count_mutation, &notified, NULL, &id), UF_OK, "warm-up subscribe");
-    check_status(uf_unsubscribe(d, id), UF_OK, "warm-up unsubscribe");
-    long h0 = status_kb("VmHWM");
-    for (long i = 0; i < count; ++i) subscribe_counter(d, "AnyMutationOf<T>", &notified);
-    long h1 = status_kb("VmHWM");
-    submit(d, "{\"kind\":\"initialize\",\"feature\":\"T\",\"into\":\"A\"}");
-    if (notified != (uint64_t)count) die("mem-subs: %llu of %ld subscribers notified", (unsigned long long)notified, count);
-    print_memory("subscription", h0, h1, count);
-    uf_dispatcher_free(d);
+    check_single_thread("the run");
     return 0;
 }
 
 /* ---------------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
+    init_topics();
     int reps = 7;
     double ms = 100;
-    long iters = 0, warmup = 20000;
-    const char *only = NULL, *mode = "actions";
-    long count = 100000;
+    long iters = 0, warmup = 20000, count = 0;
+    const char *only = NULL, *mode = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (strcmp(a, "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
@@ -798,17 +335,21 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--warmup") == 0 && i + 1 < argc) warmup = atol(argv[++i]);
         else if (strcmp(a, "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(a, "--list") == 0) {
-            for (int s = 0; s < SCENARIO_COUNT; ++s) printf("%-24s %s\n", scenarios[s].name, scenarios[s].what);
+            FOR_EACH_SCENARIO(s) printf("%-28s %s\n", s->name, s->what);
+            for (int t = 0; t < COUNT_OF(topics); ++t)
+                for (int m = 0; m < topics[t].mode_count; ++m)
+                    printf("mode %-23s %s\n", topics[t].modes[m].name, topics[t].modes[m].what);
             return 0;
-        } else if (a[0] != '-' && strcmp(mode, "actions") == 0) mode = a;
+        } else if (a[0] != '-' && !mode) mode = a;
         else if (a[0] != '-') count = atol(a);
         else die("unknown argument %s", a);
     }
-    if (reps < 1 || ms <= 0 || count < 1) die("bad arguments");
+    if (reps < 1 || ms <= 0 || count < 0) die("bad arguments");
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (strcmp(mode, "actions") == 0) return run_actions(reps, ms, iters, warmup, only);
-    if (strcmp(mode, "threads") == 0) return run_thread_scenarios(reps, ms);
-    if (strcmp(mode, "mem-features") == 0) return run_memory_features(count);
-    if (strcmp(mode, "mem-subs") == 0) return run_memory_subscriptions(count);
-    die("unknown mode %s", mode);
+    if (!mode || strcmp(mode, "actions") == 0) return run_actions(reps, ms, iters, warmup, only);
+    mode_args args = {.count = count, .reps = reps, .ms = ms};
+    for (int t = 0; t < COUNT_OF(topics); ++t)
+        for (int m = 0; m < topics[t].mode_count; ++m)
+            if (strcmp(topics[t].modes[m].name, mode) == 0) return topics[t].modes[m].run(&args);
+    die("unknown mode %s (bench_c --list names them)", mode);
 }

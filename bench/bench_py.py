@@ -1,11 +1,13 @@
 """Scenario 3 of libuniflow's benchmark harness (run it through bench/run).
 
-The same toggle with one counting subscriber, in one process, three ways:
+The same toggle with one counting subscriber, in one process, four ways:
 
-* ``py_uniflow``      -- the ``uniflow`` package (bindings/python) over libuniflow;
-* ``py_redux_store``  -- a minimal pure-Python Redux-style store: a reducer that
+* ``py_uniflow``       -- the ``uniflow`` package (bindings/python) over libuniflow;
+* ``py_uniflow_watch`` -- the same with a watch on the path ``T.state`` instead of
+  the subscriber (``d.watch``: called with each new value);
+* ``py_redux_store``   -- a minimal pure-Python Redux-style store: a reducer that
   checks the precondition and returns a new state dict, and a subscriber list;
-* ``py_transitions``  -- the ``transitions`` package (PyPI), one callback.
+* ``py_transitions``   -- the ``transitions`` package (PyPI), one callback.
 
 Repetitions are interleaved so that every variant sees the same machine. Prints
 one JSON object per line, like bench_c: {"scenario", "rep", "ns", "iters"}, and
@@ -20,6 +22,10 @@ import json
 import sys
 import time
 from typing import Callable
+
+
+class Skip(Exception):
+    """A variant that cannot run here; its message is the reason reported."""
 
 
 class Scenario:
@@ -146,6 +152,39 @@ class Uniflow(Scenario):
         self.made += n
 
 
+class UniflowWatch(Uniflow):
+    """``py_uniflow`` with ``d.watch("T.state", fn)`` in place of the subscriber: the
+    value changes with every transition, so ``fn`` runs once per mutation."""
+
+    name = "py_uniflow_watch"
+
+    def __init__(self) -> None:
+        Scenario.__init__(self)
+        import uniflow  # type: ignore[import-not-found]
+
+        if not hasattr(uniflow.Dispatcher, "watch"):
+            raise Skip("Dispatcher.watch not available in this uniflow package")
+        self.d = uniflow.Dispatcher()
+        self.d.register({"feature": "T", "states": {"A": {}, "B": {}}})
+        self.d.initialize("T", "A")
+        self.last: object = None
+        self.d.watch("T.state", self.count)
+        if self.seen != 1:
+            raise SystemExit(f"bench_py: {self.name}: the watch's first call was not made")
+        self.seen = 0
+        self.phase = 0
+
+    def count(self, value: object) -> None:  # type: ignore[override]
+        self.seen += 1
+        self.last = value
+
+    def check(self) -> None:
+        super().check()
+        expected = "B" if self.phase else "A"
+        if self.last != expected:
+            raise SystemExit(f"bench_py: {self.name}: last value {self.last!r}, T is in {expected}")
+
+
 def calibrate(s: Scenario, ms: float) -> int:
     n = 100
     while True:
@@ -164,9 +203,11 @@ def main() -> int:
     args = parser.parse_args()
 
     scenarios: list[Scenario] = []
-    for kind in (Uniflow, ReduxStore, Transitions):
+    for kind in (Uniflow, UniflowWatch, ReduxStore, Transitions):
         try:
             scenarios.append(kind())
+        except Skip as skip:
+            print(json.dumps({"skipped": kind.name, "reason": str(skip)}), flush=True)
         except Exception as error:  # a missing package is a skipped row, not a failed run
             print(json.dumps({"skipped": kind.name, "reason": f"{type(error).__name__}: {error}"}), flush=True)
     iters = {}

@@ -1,13 +1,16 @@
 """Runs libuniflow's benchmark scenarios and prints the table (called by bench/run).
 
-Every scenario of issue 6 runs in this one invocation: the C action scenarios
-(bench_c, repetitions interleaved), the threads scenario (bench_c threads), the
-memory scenarios (bench_c mem-*, each in a fresh child process) and the Python
-scenario (bench_py.py). Each row gets the median of its repetitions, its spread,
+Every scenario runs in this one invocation: the C action scenarios of every
+topic (bench_c, repetitions interleaved), the threads scenario (bench_c threads),
+timers firing (bench_c timers-fire), the memory and instance scenarios (bench_c
+mem-* and instances-churn, each in a fresh child process) and the Python
+scenarios (bench_py.py). Each row gets the median of its repetitions, its spread,
 and its ratio to each baseline measured in the same run, with the target and
-whether it is met. --json prints the same table as JSON (for regression checks).
---callgrind instead counts instructions per action under valgrind: two runs that
-differ only in the number of actions, so setup and warm-up cancel out.
+whether it is met. --json prints the same table as JSON (for regression checks);
+--check FILE also compares with FILE and exits 1 when a target is missed; --show
+FILE prints the table of an earlier --json run. --callgrind instead counts
+instructions per action under valgrind: two runs that differ only in the number
+of actions, so setup and warm-up cancel out.
 """
 
 from __future__ import annotations
@@ -45,11 +48,19 @@ class Row:
 
 
 C_LOCKED = [Comparison("c_locked", "ratio", target_max=6.0), Comparison("c_bare", "ratio")]
+AT_MOST_256_BYTES = [Comparison("", "value", target_max=256)]
+
+# The sizes of the scenarios that run in processes of their own (the rows'
+# names carry them).
+TIMERS_FIRED = 100_000          # timers-fire: this many, and a tenth as many
+INSTANCES = 1_000_000           # mem-instances; instances-churn: this many and a tenth
 
 ROWS = [
     Row("c_bare", "1 C hot path", "hand-written C toggle + fn-pointer callback, no lock (floor)"),
     Row("c_locked", "1 C hot path", "hand-written C toggle + callback behind a pthread mutex"),
-    Row("uf_short", "1 C hot path", "uf_dispatch T: A<->B, 1 feature, 1 C subscriber", comparisons=C_LOCKED),
+    # uf_short's 3x and py_uniflow's 1.5x are issue 17's (the first round's were 6x and 2x).
+    Row("uf_short", "1 C hot path", "uf_dispatch T: A<->B, 1 feature, 1 C subscriber",
+        comparisons=[Comparison("c_locked", "ratio", target_max=3.0), Comparison("c_bare", "ratio")]),
     Row("uf_realistic", "1 C hot path", "uf_dispatch FileDownloading: InProgress<->Suspended",
         comparisons=C_LOCKED),
     Row("uf_other_subs_1", "1 C hot path", "uf_short + 1 subscription on another feature",
@@ -83,8 +94,10 @@ ROWS = [
     Row("py_redux_store", "3 Python", "pure-Python Redux-style store, 1 subscriber"),
     Row("py_transitions", "3 Python", "transitions (PyPI), 1 callback"),
     Row("py_uniflow", "3 Python", "uniflow package: d.transition(...), 1 Python subscriber",
-        comparisons=[Comparison("py_redux_store", "ratio", target_max=2.0),
+        comparisons=[Comparison("py_redux_store", "ratio", target_max=1.5),
                      Comparison("py_transitions", "speedup", target_min=8.0)]),
+    Row("py_uniflow_watch", "3 Python", "the same with d.watch('T.state', fn) instead of the subscriber",
+        unit="ns/mutation", comparisons=[Comparison("py_uniflow", "ratio", target_max=2.0)]),
     Row("threads_uf_1", "4 Threads", "uf_dispatch, 1 thread (wall ns per action)"),
     Row("threads_uf_4", "4 Threads", "uf_dispatch, 4 threads on one dispatcher (wall ns per action)",
         comparisons=[Comparison("threads_uf_1", "throughput", target_min=0.5)]),
@@ -98,6 +111,59 @@ ROWS = [
         comparisons=[Comparison("", "value", target_max=256)]),
     Row("mem_subscription", "5 Memory", "peak RSS per subscription (100,000)", unit="bytes",
         comparisons=[Comparison("", "value", target_max=256)]),
+    # Issue 13: timers and the host's loop (scenarios_time.c)
+    Row("uf_submit_after_cancel", "6 Time", "uf_submit_after + uf_timer_cancel of uf_submit_toggle's text",
+        unit="ns/arm+cancel", comparisons=[Comparison("uf_submit_toggle", "ratio", target_max=1.5)]),
+    Row("uf_untimed_toggle", "6 Time", "uf_dispatch Timed: A<->B, no timer"),
+    Row("uf_timed_toggle", "6 Time", "the same, B has an `after` timer (armed on entry, disarmed on exit)",
+        comparisons=[Comparison("uf_untimed_toggle", "ratio", target_max=1.3)]),
+    Row("uf_deferred_1000", "6 Time", "uf_short's toggle, deferred subscriber, uf_loop_run per 1,000",
+        unit="ns/mutation", comparisons=[Comparison("uf_short", "ratio", target_max=2.0)]),
+    Row("mem_api_timer", "6 Time", "peak RSS per armed API timer beyond its action's text (100,000)",
+        unit="bytes", comparisons=AT_MOST_256_BYTES),
+    Row("mem_api_timer_named", "6 Time", "  the same, each with its own id (beyond text and id)", unit="bytes"),
+    Row(f"timers_fire_{TIMERS_FIRED // 10}", "6 Time",
+        f"one uf_clock_advance firing {TIMERS_FIRED // 10:,} due timers, per timer", unit="ns/timer"),
+    Row(f"timers_fire_{TIMERS_FIRED}", "6 Time", f"the same with {TIMERS_FIRED:,} timers (linear)",
+        unit="ns/timer", comparisons=[Comparison(f"timers_fire_{TIMERS_FIRED // 10}", "ratio", target_max=1.5)]),
+    Row(f"timers_fire_{TIMERS_FIRED}_total", "6 Time", "  that uf_clock_advance in all", unit="ms",
+        comparisons=[Comparison("", "value", target_max=1000)]),
+    # Issue 14: keyed instances (scenarios_instances.c)
+    Row("uf_instance_1", "7 Instances", "uf_dispatch toggle of K[k50000], keyed, 1 live instance",
+        comparisons=[Comparison("uf_short", "ratio")]),
+    Row("uf_instance_100000", "7 Instances", "the same with 100,000 live instances",
+        comparisons=[Comparison("uf_short", "ratio", target_max=1.3), Comparison("uf_instance_1", "ratio")]),
+    Row("uf_instance_subs_0", "7 Instances", "toggle K[k0] of 10,001 live, subscriber on AnyMutationOf<K[k0]>"),
+    Row("uf_instance_subs_10000", "7 Instances", "the same + AnyMutationOf<K[kj]> on each of the 10,000 others",
+        comparisons=[Comparison("uf_instance_subs_0", "ratio", target_max=1.5)]),
+    Row("mem_instance", "7 Instances", f"peak RSS per live instance beyond its key ({INSTANCES:,})", unit="bytes",
+        comparisons=AT_MOST_256_BYTES),
+    Row(f"instances_churn_{INSTANCES // 10}", "7 Instances",
+        f"initialize {INSTANCES // 10:,} instances, deinitialize them, per instance", unit="ns/instance"),
+    Row(f"instances_churn_{INSTANCES}", "7 Instances", f"the same with {INSTANCES:,} (linear)", unit="ns/instance",
+        comparisons=[Comparison(f"instances_churn_{INSTANCES // 10}", "ratio", target_max=1.5)]),
+    Row(f"instances_churn_{INSTANCES}_rss", "7 Instances", "  RSS after they are all gone, above the RSS before",
+        unit="%", comparisons=[Comparison("", "value", target_max=10)]),
+    # Issue 15: watches and interceptors (scenarios_watch.c)
+    Row("uf_others_10", "8 Watches, interceptors", "uf_short's toggle + 10 other features initialized",
+        comparisons=[Comparison("uf_short", "ratio")]),
+    Row("uf_watches_other_1000", "8 Watches, interceptors", "uf_others_10 + 1,000 watches on the other features",
+        comparisons=[Comparison("uf_others_10", "ratio", target_max=1.1)]),
+    Row("uf_watch_unchanged", "8 Watches, interceptors", "uf_others_10 + a watch on model.T.payload (never changes)",
+        comparisons=[Comparison("uf_others_10", "ratio", target_max=2.0)]),
+    Row("uf_watch_unchanged_actualize", "8 Watches, interceptors",
+        "uf_dispatch_actualize + a watch on the unchanged url field",
+        comparisons=[Comparison("uf_dispatch_actualize", "ratio", target_max=2.0)]),
+    Row("uf_interceptor_other", "8 Watches, interceptors", "uf_others_10 + an interceptor on Other0",
+        comparisons=[Comparison("uf_others_10", "ratio", target_max=1.1)]),
+    Row("uf_interceptor_pass", "8 Watches, interceptors", "uf_others_10 + a C interceptor on T returning 0",
+        comparisons=[Comparison("uf_others_10", "ratio", target_max=1.5)]),
+    # Issue 16: events (scenarios_events.c)
+    Row("uf_send_transition", "9 Events", "uf_dispatch transition Flow: A<->B"),
+    Row("uf_send_guarded", "9 Events", "uf_dispatch send: 2 guarded targets, the second taken",
+        comparisons=[Comparison("uf_send_transition", "ratio", target_max=3.0)]),
+    Row("uf_send_unguarded", "9 Events", "uf_dispatch send: 1 target, no guard",
+        comparisons=[Comparison("uf_send_transition", "ratio", target_max=1.3)]),
 ]
 
 CALLGRIND_SCENARIOS = [
@@ -119,6 +185,24 @@ CALLGRIND_SCENARIOS = [
     ("c_subscriber_cascade", 2_000, 6_000),
     ("uf_batch_10", 500, 1_500),
     ("uf_submits_10", 500, 1_500),
+    ("uf_dispatch_actualize", 2_000, 6_000),
+    ("uf_submit_after_cancel", 2_000, 6_000),
+    ("uf_untimed_toggle", 20_000, 60_000),
+    ("uf_timed_toggle", 20_000, 60_000),
+    ("uf_deferred_1000", 20_000, 60_000),
+    ("uf_instance_1", 20_000, 60_000),
+    ("uf_instance_100000", 20_000, 60_000),
+    ("uf_instance_subs_0", 20_000, 60_000),
+    ("uf_instance_subs_10000", 20_000, 60_000),
+    ("uf_others_10", 20_000, 60_000),
+    ("uf_watches_other_1000", 20_000, 60_000),
+    ("uf_watch_unchanged", 20_000, 60_000),
+    ("uf_watch_unchanged_actualize", 2_000, 6_000),
+    ("uf_interceptor_other", 20_000, 60_000),
+    ("uf_interceptor_pass", 20_000, 60_000),
+    ("uf_send_transition", 20_000, 60_000),
+    ("uf_send_guarded", 2_000, 6_000),
+    ("uf_send_unguarded", 20_000, 60_000),
 ]
 
 
@@ -163,18 +247,31 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
                 samples.setdefault(line["scenario"], []).append(line["ns"])
             elif "memory" in line:
                 samples.setdefault("mem_" + line["memory"], []).append(line["bytes_each"])
+            elif "metric" in line:
+                samples.setdefault(line["metric"], []).append(line["value"])
             elif "check" in line:
                 checks.append(line)
             elif "skipped" in line:
                 notes.append(f"{line['skipped']} skipped: {line['reason']}")
 
     reps, ms = str(args.reps), str(args.time_ms)
-    take(run_lines([args.bench_c, "--reps", reps, "--time-ms", ms]))
+    # The action scenarios' repetitions are spread over several processes: where
+    # the loader puts the caller's strings changes from process to process, and
+    # with it how the library's caches behave; one process's luck must not decide
+    # a row.
+    for _ in range(args.processes):
+        take(run_lines([args.bench_c, "--reps", str(action_reps_per_process(args)), "--time-ms", ms]))
     take(run_lines([args.bench_c, "threads", "--reps", reps, "--time-ms", str(args.time_ms * 2)]))
+    take(run_lines([args.bench_c, "timers-fire", str(TIMERS_FIRED), "--reps", reps]))
     if not args.skip_memory:
         for _ in range(args.memory_reps):
             take(run_lines([args.bench_c, "mem-features", str(args.count)]))
             take(run_lines([args.bench_c, "mem-subs", str(args.count)]))
+            take(run_lines([args.bench_c, "mem-timers", str(TIMERS_FIRED)]))
+            take(run_lines([args.bench_c, "mem-timers-named", str(TIMERS_FIRED)]))
+            take(run_lines([args.bench_c, "mem-instances", str(INSTANCES)]))
+            take(run_lines([args.bench_c, "instances-churn", str(INSTANCES // 10)]))
+            take(run_lines([args.bench_c, "instances-churn", str(INSTANCES)]))
     if not args.skip_python:
         env = dict(os.environ)
         env["UNIFLOW_LIBRARY"] = args.lib
@@ -182,6 +279,10 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
             env["PYTHONPATH"] = args.python_path + os.pathsep + env.get("PYTHONPATH", "")
         take(run_lines([args.python, os.path.join(HERE, "bench_py.py"), "--reps", reps, "--time-ms", ms], env=env))
     return samples, checks, notes
+
+
+def action_reps_per_process(args: argparse.Namespace) -> int:
+    return max(1, -(-args.reps // args.processes))
 
 
 def build_table(samples: dict[str, list[float]]) -> list[dict]:
@@ -229,6 +330,10 @@ def format_value(value: float | None, unit: str) -> str:
         return "-"
     if unit == "bytes":
         return f"{value:.0f} B"
+    if unit == "ms":
+        return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+    if unit == "%":
+        return f"{value:+.1f} %"
     if value >= 10_000:
         return f"{value / 1000:.1f} us"
     if value >= 1000:
@@ -237,7 +342,7 @@ def format_value(value: float | None, unit: str) -> str:
 
 
 def print_table(table: list[dict], out=sys.stdout) -> None:
-    header = f"{'scenario':<24} {'median':>10} {'spread':>21}  {'ratio':>8}  {'compared with':<34} {'target':<7} verdict"
+    header = f"{'scenario':<28} {'median':>10} {'spread':>21}  {'ratio':>8}  {'compared with':<34} {'target':<7} verdict"
     print(header, file=out)
     group = None
     for entry in table:
@@ -246,21 +351,21 @@ def print_table(table: list[dict], out=sys.stdout) -> None:
             print(f"-- {group} " + "-" * (len(header) - len(group) - 4), file=out)
         unit = entry["unit"]
         if entry.get("median") is None:
-            print(f"{entry['scenario']:<24} {'not run':>10}", file=out)
+            print(f"{entry['scenario']:<28} {'not run':>10}", file=out)
             continue
         spread = f"{format_value(entry['min'], unit)}..{format_value(entry['max'], unit)}"
-        lead = f"{entry['scenario']:<24} {format_value(entry['median'], unit):>10} {spread:>21}"
+        lead = f"{entry['scenario']:<28} {format_value(entry['median'], unit):>10} {spread:>21}"
         comparisons = entry.get("comparisons") or []
         if not comparisons:
-            print(lead, file=out)
+            print(lead.rstrip(), file=out)
         for i, c in enumerate(comparisons):
             prefix = lead if i == 0 else " " * len(lead)
             if c["ratio"] is None:
                 print(f"{prefix}  {'-':>8}  {c['vs'] + ' (not run)':<34}", file=out)
                 continue
             verdict = {True: "met", False: "MISSED", None: ""}[c["met"]]
-            ratio = f"{c['ratio']:.0f} B" if c["kind"] == "value" else f"{c['ratio']:.2f}x"
-            print(f"{prefix}  {ratio:>8}  {c['label']:<34} {c['target'] or '':<7} {verdict}", file=out)
+            ratio = format_value(c["ratio"], unit) if c["kind"] == "value" else f"{c['ratio']:.2f}x"
+            print(f"{prefix}  {ratio:>8}  {c['label']:<34} {c['target'] or '':<7} {verdict}".rstrip(), file=out)
 
 
 # ----------------------------------------------------------------- callgrind mode
@@ -324,13 +429,35 @@ def run_callgrind(args: argparse.Namespace) -> dict:
                             "allocator_instructions_per_action": round(alloc, 1) + 0.0 if abs(alloc) >= 0.05 else 0.0,
                             "top_functions": [{"function": names[k], "instructions_per_action": round(v, 1)}
                                               for v, k in top]})
+    for r in results:
+        # A name looked up in the library's hash table on every action: its cache
+        # of the caller's name pointers missed (which depends on where this
+        # binary's strings were loaded; see bench/README.md).
+        r["name_lookups_per_action"] = round(sum(f["instructions_per_action"] for f in r["top_functions"]
+                                                 if "NameTable.lookUp" in f["function"]), 1)
+    counted = {r["scenario"]: r["instructions_per_action"] for r in results}
+    rows = {row.name: row for row in ROWS}
+    for r in results:
+        row = rows.get(r["scenario"])
+        r["ratios"] = [{"vs": c.against, "ratio": round(r["instructions_per_action"] / counted[c.against], 2),
+                        "time_target": (f"<= {c.target_max:g}" if c.target_max is not None else None)}
+                       for c in (row.comparisons if row else [])
+                       if c.kind == "ratio" and counted.get(c.against)]
     return {"mode": "callgrind", "library": args.lib, "machine": machine(), "scenarios": results}
 
 
 def print_callgrind(report: dict) -> None:
-    print(f"{'scenario':<24} {'instructions/action':>20} {'in malloc/free':>15}")
+    print(f"{'scenario':<28} {'instructions/action':>20} {'in malloc/free':>15}  instructions vs the row's baselines"
+          " (time target)")
     for r in report["scenarios"]:
-        print(f"{r['scenario']:<24} {r['instructions_per_action']:>20.1f} {r['allocator_instructions_per_action']:>15.1f}")
+        ratios = "; ".join(f"{x['ratio']:.2f}x {x['vs']}" + (f" ({x['time_target']})" if x["time_target"] else "")
+                           for x in r.get("ratios", []))
+        print(f"{r['scenario']:<28} {r['instructions_per_action']:>20.1f} "
+              f"{r['allocator_instructions_per_action']:>15.1f}  {ratios}".rstrip())
+    missed = [r["scenario"] for r in report["scenarios"] if r.get("name_lookups_per_action", 0) >= 20]
+    if missed:
+        print(f"\nnote: the library's name cache missed on every action (NameTable.lookUp) in: {', '.join(missed)}"
+              "\n      (it depends on where this binary's strings were loaded: see bench/README.md)")
     for r in report["scenarios"]:
         print(f"\n{r['scenario']}: {r['instructions_per_action']:.1f} instructions per action, self cost by function")
         for f in r["top_functions"]:
@@ -346,6 +473,8 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--python-path", default="", help="prepended to PYTHONPATH for the uniflow package")
     parser.add_argument("--reps", type=int, default=9, help="repetitions per scenario (median is reported)")
+    parser.add_argument("--processes", type=int, default=5,
+                        help="processes the action scenarios' repetitions are spread over")
     parser.add_argument("--time-ms", type=float, default=100, help="target duration of one repetition")
     parser.add_argument("--count", type=int, default=100_000, help="features / subscriptions for memory")
     parser.add_argument("--memory-reps", type=int, default=3, help="child processes per memory scenario")
@@ -359,7 +488,19 @@ def main() -> int:
     parser.add_argument("--compare", default="", metavar="OLD_JSON",
                         help="after the table, compare with an earlier --json run; exit status 1 if a "
                              "target met there is missed now")
+    parser.add_argument("--check", nargs="?", const=os.path.join(HERE, "baseline.json"), default=None,
+                        metavar="FILE",
+                        help="after the table, compare with FILE (default bench/baseline.json) and list every "
+                             "target missed; exit status 1 if any is")
+    parser.add_argument("--show", default="", metavar="JSON",
+                        help="print the table of an earlier --json run (nothing is run)")
     args = parser.parse_args()
+
+    if args.show:
+        with open(args.show) as f:
+            return print_report(json.load(f), sys.stdout)
+    if args.check and not os.path.exists(args.check):
+        raise SystemExit(f"bench: --check: no baseline at {args.check} (make one with bench/run --json > FILE)")
 
     if args.callgrind:
         report = run_callgrind(args)
@@ -375,25 +516,75 @@ def main() -> int:
     table = build_table(samples)
     verdicts = [c["met"] for e in table for c in e.get("comparisons", []) if c.get("met") is not None]
     report = {"library": args.lib, "build": args.build_info, "machine": machine(), "reps": args.reps,
+              "processes": args.processes, "action_reps": args.processes * action_reps_per_process(args),
+              "memory_reps": None if args.skip_memory else args.memory_reps,
               "table": table, "checks": checks, "notes": notes,
               "targets": {"met": verdicts.count(True), "missed": verdicts.count(False)}}
+    status = 0
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
-        return compare(report, args.compare, sys.stderr) if args.compare else 0
-    m = report["machine"]
-    print(f"libuniflow benchmark: {args.lib}" + (f" ({args.build_info})" if args.build_info else ""))
+        out = sys.stderr
+    else:
+        print_report(report, sys.stdout)
+        out = sys.stdout
+    if args.compare:
+        status = compare(report, args.compare, out)
+    if args.check:
+        compare(report, args.check, out)
+        status = check(report, out) or status
+    return status
+
+
+def print_report(report: dict, out) -> int:
+    """The table as bench/run prints it, from a report (this run's or a --json file's)."""
+    m = report.get("machine", {})
+    build = report.get("build")
+    print(f"libuniflow benchmark: {report.get('library', '?')}" + (f" ({build})" if build else ""), file=out)
+    memory_reps = report.get("memory_reps")
     print(f"machine: {m.get('cpu', '?')}, {m.get('nproc')} CPUs, {m.get('memory_gib', '?')} GiB; "
-          f"medians of {args.reps} interleaved repetitions"
-          + ("" if args.skip_memory else f" (memory: {args.memory_reps} child processes each)"))
-    print()
-    print_table(table)
-    print()
-    for note in notes:
-        print(f"note: {note}")
-    print(f"every action accounted for: {len(checks)} checks passed (applied == notified)")
-    print(f"targets: {verdicts.count(True)} met, {verdicts.count(False)} missed")
-    return compare(report, args.compare, sys.stdout) if args.compare else 0
+          f"medians of {report.get('reps')} interleaved repetitions"
+          + (f" (C actions: {report['action_reps']} in {report['processes']} processes)"
+             if report.get("processes", 1) > 1 else "")
+          + (f" (memory: {memory_reps} child processes each)" if memory_reps else ""), file=out)
+    print(file=out)
+    print_table(report["table"], out)
+    print(file=out)
+    for note in report.get("notes", []):
+        print(f"note: {note}", file=out)
+    print(f"every action accounted for: {len(report.get('checks', []))} checks passed (applied == notified)",
+          file=out)
+    targets = report.get("targets", {})
+    print(f"targets: {targets.get('met', 0)} met, {targets.get('missed', 0)} missed", file=out)
+    return 0
+
+
+def check(report: dict, out) -> int:
+    """--check: lists every target missed, and every target this run could not
+    measure (a row or its baseline did not run); 1 if one was missed."""
+    entries = {e["scenario"]: e for e in report["table"]}
+    missed, unmeasured, met = [], [], 0
+    for row in ROWS:
+        for c in row.comparisons:
+            if c.target_max is None and c.target_min is None:
+                continue
+            entry = entries.get(row.name) or {}
+            got = next((x for x in entry.get("comparisons", []) if (x.get("vs") or "") == c.against), None)
+            if not got or got.get("met") is None:
+                unmeasured.append(f"{row.name} (vs {c.against or 'absolute'})")
+            elif got["met"]:
+                met += 1
+            else:
+                value = format_value(got["ratio"], row.unit) if c.kind == "value" else f"{got['ratio']:.2f}x"
+                missed.append(f"{row.name}: {value} {got['label']}, target {got['target']}")
+    print(file=out)
+    for line in unmeasured:
+        print(f"check: not measured in this run: {line}", file=out)
+    for line in missed:
+        print(f"check: MISSED {line}", file=out)
+    print(f"check: {met} targets met, {len(missed)} missed"
+          + (f", {len(unmeasured)} not measured" if unmeasured else ""), file=out)
+    return 1 if missed else 0
 
 
 def compare(new: dict, old_path: str, out) -> int:
@@ -407,15 +598,18 @@ def compare(new: dict, old_path: str, out) -> int:
         was = before.get(entry["scenario"])
         if not was or was.get("median") is None or entry.get("median") is None:
             continue
-        change = entry["median"] / was["median"] if was["median"] else float("nan")
+        if entry["unit"] == "%":
+            change = f"{entry['median'] - was['median']:+5.1f} pts"
+        else:
+            change = f"{entry['median'] / was['median']:5.2f}x" if was["median"] else "    -"
         flags = []
         old_met = {c.get("vs"): c.get("met") for c in was.get("comparisons", [])}
         for c in entry.get("comparisons", []):
             if old_met.get(c.get("vs")) is True and c.get("met") is False:
                 flags.append(f"target {c['target']} vs {c['vs'] or 'absolute'} now missed")
                 regressions += 1
-        print(f"  {entry['scenario']:<24} {format_value(was['median'], entry['unit']):>10} -> "
-              f"{format_value(entry['median'], entry['unit']):>10}  {change:5.2f}x  {'; '.join(flags)}", file=out)
+        print(f"  {entry['scenario']:<28} {format_value(was['median'], entry['unit']):>10} -> "
+              f"{format_value(entry['median'], entry['unit']):>10}  {change}  {'; '.join(flags)}".rstrip(), file=out)
     print(f"{regressions} target(s) regressed", file=out)
     return 1 if regressions else 0
 
