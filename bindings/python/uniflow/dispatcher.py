@@ -491,19 +491,23 @@ class Dispatcher(PreparedActions):
     def get(self, feature: str, key: Optional[str] = None) -> Optional[State]:
         """The state of ``feature`` (of its instance ``key``), or ``None`` when it is not
         initialized (the instance does not live). :class:`uniflow.NotFound` when it is
-        not registered. A keyed feature without ``key``: ``SchemaError`` (read
-        :attr:`state` for all its instances)."""
+        not registered. A keyed feature without ``key``: ``InvalidArgument`` (read
+        :attr:`state` for all its instances); ``key`` on a single feature: ``SchemaError``."""
         if key is not None:
             text = self._text_result(_require(self._lib, "uf_instance_get"), _name(feature, "feature"), _name(key, "key"))
         else:
             text = self._text_result(self._lib.uf_feature_get, _name(feature, "feature"))
-        if text is None:
+        value = json.loads(text) if text is not None else None
+        if key is None and (value is None or not isinstance(value.get("state"), str)) \
+                and self._is_keyed(feature):
+            raise InvalidArgument(f"{feature} is keyed: name an instance with key=")
+        if value is None:
             return None
-        value = json.loads(text)
-        if "state" not in value or not isinstance(value.get("state"), str):
-            from .errors import SchemaError
-            raise SchemaError(f"{feature} is keyed: name an instance with key=")
         return State(value["state"], value["payload"])
+
+    def _is_keyed(self, feature: str) -> bool:
+        return any(f.get("feature") == feature and f.get("instances") == "keyed"
+                   for f in self.definitions.get("features", []))
 
     @property
     def state(self) -> Dict[str, Any]:

@@ -1,0 +1,184 @@
+"""asyncio: an attached dispatcher delivers deferred mutations, watch values and host
+timers on the event loop's thread. Each test runs its own loop with asyncio.run; the
+few waits are for the loop to turn, bounded by generous timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any, Dict, List
+
+import pytest
+
+import uniflow
+from uniflow import Dispatcher
+
+LAMP: Dict[str, Any] = {"feature": "Lamp", "states": {"Off": {}, "On": {}}}
+COUNTER: Dict[str, Any] = {"feature": "Counter",
+                           "states": {"Counting": {"fields": {"n": {"type": "integer", "default": 0}}}}}
+
+
+def native_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_deferred_subscribers_run_on_the_loop_thread() -> None:
+    async def main() -> List[Any]:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            loop_thread = threading.get_ident()
+            seen: List[Any] = []
+            done = asyncio.Event()
+
+            def on_mutation(m: uniflow.Mutation) -> None:
+                seen.append((m.new.name, threading.get_ident() == loop_thread))
+                if len(seen) == 2:
+                    done.set()
+
+            d.subscribe(on_mutation, deferred=True)
+            # Submitted from another thread: delivered on the loop's.
+            worker = threading.Thread(target=lambda: (d.initialize("Lamp", "On"),
+                                                      d.transition("Lamp", into="Off")))
+            worker.start()
+            worker.join()
+            await asyncio.wait_for(done.wait(), 5)
+            return seen
+
+    assert asyncio.run(main()) == [("On", True), ("Off", True)]
+
+
+def test_mutations_iterates_until_the_loop_is_left_and_then_unsubscribes() -> None:
+    async def main() -> List[str]:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            names: List[str] = []
+
+            async def consume() -> None:
+                async for m in d.mutations("AnyMutationOf<Lamp>"):
+                    names.append(m.new.name)
+                    if len(names) == 3:
+                        break
+
+            task = asyncio.ensure_future(consume())
+            await asyncio.sleep(0)  # let the iterator subscribe
+            d.initialize("Lamp", "On")
+            d.transition("Lamp", into="Off")
+            d.transition("Lamp", into="On")
+            await asyncio.wait_for(task, 5)
+            # Leaving the loop ended the subscription: a later mutation is not queued.
+            d.transition("Lamp", into="Off")
+            assert d.run_pending() == 0
+            return names
+
+    assert asyncio.run(main()) == ["On", "Off", "On"]
+
+
+def test_wait_for_returns_the_first_matching_mutation_after_the_call() -> None:
+    async def main() -> uniflow.Mutation:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            d.initialize("Lamp", "Off")  # before the call: not the one awaited
+            asyncio.get_running_loop().call_soon(lambda: d.transition("Lamp", into="On"))
+            return await d.wait_for("TransitionInto<Lamp.On>", timeout=5)
+
+    m = asyncio.run(main())
+    assert m.kind == uniflow.MutationKind.TRANSITION
+    assert m.new == uniflow.State("On", {})
+
+
+def test_wait_for_times_out() -> None:
+    async def main() -> None:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            await d.wait_for("TransitionInto<Lamp.On>", timeout=0.05)
+
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(main())
+
+
+def test_values_yields_the_current_value_then_each_change() -> None:
+    async def main() -> List[Any]:
+        with Dispatcher(timers="host") as d:
+            d.register(COUNTER)
+            d.attach()
+            values: List[Any] = []
+            async for n in d.values("Counter.payload.n"):
+                values.append(n)
+                if n is None:
+                    d.initialize("Counter", "Counting")
+                elif n < 2:
+                    d.actualize("Counter", "Counting", {"n": n + 1})
+                else:
+                    break
+            return values
+
+    assert asyncio.run(main()) == [None, 0, 1, 2]
+
+
+def test_the_async_helpers_need_an_attached_dispatcher() -> None:
+    async def main() -> None:
+        with Dispatcher() as d:
+            d.register(LAMP)
+            with pytest.raises(uniflow.Misuse) as info:
+                await d.wait_for("TransitionInto<Lamp.On>")
+            assert str(info.value) == ("wait_for() needs a dispatcher attached to an event loop: "
+                                       "call d.attach() first")
+            with pytest.raises(uniflow.Misuse):
+                async for _ in d.mutations():
+                    pass
+            with pytest.raises(uniflow.Misuse):
+                async for _ in d.values("Lamp"):
+                    pass
+
+    asyncio.run(main())
+
+
+def test_attach_twice_is_harmless_and_another_loop_is_misuse() -> None:
+    async def main() -> None:
+        with Dispatcher(timers="host") as d:
+            d.attach()
+            d.attach()
+            other = asyncio.new_event_loop()
+            try:
+                with pytest.raises(uniflow.Misuse):
+                    d.attach(other)
+            finally:
+                other.close()
+            d.detach()
+            d.detach()
+
+    asyncio.run(main())
+
+
+def test_host_timers_fire_on_the_loop_and_no_thread_is_started() -> None:
+    before = native_threads()
+
+    async def main() -> uniflow.State:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            d.submit_after(0.02, {"kind": "initialize", "feature": "Lamp", "into": "On"})
+            # The loop wakes on the dispatcher's descriptor once the timer is due.
+            await d.wait_for("InitializationInto<Lamp.On>", timeout=5)
+            assert native_threads() == before
+            return d.get("Lamp")
+
+    assert asyncio.run(main()) == uniflow.State("On", {})
+
+
+def test_close_detaches_from_the_loop() -> None:
+    async def main() -> None:
+        d = Dispatcher(timers="host")
+        d.attach()
+        fd = d.fileno()
+        loop = asyncio.get_running_loop()
+        d.close()
+        # The reader is gone: removing it again reports that nothing was registered.
+        assert loop.remove_reader(fd) is False
+
+    asyncio.run(main())
