@@ -20,7 +20,7 @@ import uniflow  # noqa: E402
 
 DEFINITIONS = REPO_ROOT / "examples" / "definitions"
 
-# The seed's features, written out here (as Tests/c/test_seed.c does) so that bindings
+# The original UniFlow library's features, written out here (as Tests/c/test_seed.c does) so that bindings
 # added to examples/definitions later cannot change these scenarios.
 FILE_DOWNLOADING: Dict[str, Any] = {
     "feature": "FileDownloading",

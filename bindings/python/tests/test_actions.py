@@ -102,7 +102,7 @@ def test_trigger_forms(d: uniflow.Dispatcher) -> None:
         d.trigger("Toggle", initialized=False)
     assert ran == [("absent", None), ("initialized", {}), ("in", {})]
     with pytest.raises(uniflow.SchemaError):
-        d.trigger("Toggle", in_="Off", initialized=True)  # at most one (SPEC 3)
+        d.trigger("Toggle", in_="Off", initialized=True)  # at most one (docs/actions.md)
 
 
 def test_trigger_applies_nothing_and_queues_its_submit_list(d: uniflow.Dispatcher, recorder: Recorder) -> None:

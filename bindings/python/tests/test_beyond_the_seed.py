@@ -108,7 +108,7 @@ def test_graph_is_dot_that_graphviz_accepts() -> None:
 
 
 def test_restored_features_bindings_become_active_and_removed_ones_stop() -> None:
-    """SPEC 10: 'Restored features' model bindings become active; no mutations are sent.'"""
+    """A restore activates the restored features' model bindings and sends no mutation."""
     with uniflow.Dispatcher() as d:
         d.register([TOGGLE, COUNTER])
         seen: List[uniflow.Mutation] = []
@@ -128,7 +128,7 @@ def test_restored_features_bindings_become_active_and_removed_ones_stop() -> Non
 
 
 def test_a_restore_on_a_journaling_dispatcher_is_journaled(tmp_path: Path) -> None:
-    """SPEC 10: 'A restore on a journaling dispatcher is journaled too, so replay stays exact.'"""
+    """A restore on a journaling dispatcher is journaled too, so that a replay stays exact."""
     journal = tmp_path / "restored.jsonl"
     with uniflow.Dispatcher(journal=journal) as writer:
         writer.register([TOGGLE, MAIN])

@@ -94,7 +94,7 @@ EXCLUDED: Dict[str, str] = {
 
 
 # Rules json-logic-js evaluates that libuniflow refuses with UF_ESCHEMA before it
-# evaluates anything (uf_logic_apply in Include/uniflow.h; SPEC 6: malformed rules are
+# evaluates anything (uf_logic_apply in Include/uniflow.h; docs/bindings.md: malformed rules are
 # refused at registration, not at run time). Message patterns, with the reason.
 REFUSED: Dict[str, Tuple[str, str]] = {
     "argument count": (r"^operator '[^']+' takes .* got \d+",

@@ -1,5 +1,5 @@
 """Packaging and library discovery, each in a fresh interpreter: what ``pip install``
-builds (``py.typed`` and a bundled library), and the discovery order SPEC 8 gives
+builds (``py.typed`` and a bundled library), and the discovery order the README gives
 (``UNIFLOW_LIBRARY`` alone, else the package's copy, else the build folders), with an
 error listing every path tried."""
 

@@ -1,4 +1,4 @@
-"""The seed's scenarios, in Python: given a model, when actions are submitted, then these
+"""The original UniFlow library's scenarios, in Python: given a model, when actions are submitted, then these
 mutations and this whole GlobalModel (TCA-style exhaustive assertions)."""
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class Scenario:
         self._subscription: Optional["Subscription"] = None
 
     def when(self, filter: Optional[str]) -> "Scenario":
-        """The mutations that start the chain (a filter, SPEC 4.5; ``None``: every one)."""
+        """The mutations that start the chain (a filter, docs/filters.md; ``None``: every one)."""
         self._check_open()
         self._when = filter
         return self
