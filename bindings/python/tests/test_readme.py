@@ -59,6 +59,20 @@ def test_the_python_example_prints_what_its_comments_say() -> None:
         assert any(text in line for line in lines), f"{text!r} not printed; output:\n{result.stdout}"
 
 
+def test_the_tour_of_this_release_prints_what_the_readme_says() -> None:
+    code = code_block("## Time, many instances, watching, intercepting, events", "python")
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "b_zip: None", "b_zip: Queued", "b_zip: Running", "b_zip: Stalled",
+        "{'Download': {'a_pdf': State(name='Running', payload={'progress': 40}), "
+        "'b_zip': State(name='Stalled', payload={})}}",
+        "executables are not downloaded",
+    ]
+
+
 def test_the_c_example_compiles_and_prints_what_its_comments_say(tmp_path: Path) -> None:
     library = os.environ.get("UNIFLOW_LIBRARY")
     compiler = shutil.which("cc") or shutil.which("gcc")
