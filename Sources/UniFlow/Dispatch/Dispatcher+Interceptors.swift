@@ -63,6 +63,7 @@ extension Dispatcher {
     /// Ends an interceptor; its `payload_free` runs now, or when its callback returns.
     func endInterceptor(_ index: Int) {
         registrations.interceptors[index].alive = false
+        registrations.interceptorsEnded = true
         registrations.byID[registrations.interceptors[index].id] = nil
         if !registrations.interceptors[index].running { registrations.interceptors[index].callback.release() }
         updateInterceptionFlags()
@@ -80,13 +81,15 @@ extension Dispatcher {
     /// Calls the interceptors of the action's feature; the first veto or failure
     /// ends it. `current` is the state at the action's place.
     func intercept(_ action: ActionHeader, current: Int32, payload: JSONObject?) -> UniFlowError? {
-        let saved = scratch.intercepted
-        scratch.intercepted = InterceptScratch()
+        // Only a nested call (an interceptor of another action running) has a
+        // scratch to keep: the common case copies nothing.
+        var saved: InterceptScratch? = nil
+        if scratch.intercepted.action != nil { saved = scratch.intercepted }
         scratch.intercepted.action = action
         scratch.intercepted.payload = payload
         defer {
             scratch.intercepted.reset()
-            scratch.intercepted = saved
+            if let saved { scratch.intercepted = saved }
         }
         let state: Int32
         switch action.kind {
@@ -99,35 +102,41 @@ extension Dispatcher {
         let limit = registrations.nextID
         var i = 0
         while i < registrations.interceptors.count {
-            let slot = registrations.interceptors[i]
+            let index = i
             i += 1
-            guard slot.alive, slot.id < limit, slot.feature < 0 || slot.feature == action.feature else { continue }
-            record.id = slot.id
+            // Fields read one by one: copying the slot would retain its callback.
+            let id = registrations.interceptors[index].id
+            let feature = registrations.interceptors[index].feature
+            guard registrations.interceptors[index].alive, id < limit, feature < 0 || feature == action.feature else { continue }
+            record.id = id
             scratch.intercepted.reason = nil
-            registrations.interceptors[i - 1].running = true
-            let result = withUnsafeMutablePointer(to: &record) { slot.callback.function(OpaquePointer($0), slot.callback.payload) }
-            registrations.interceptors[i - 1].running = false
-            if !registrations.interceptors[i - 1].alive {
+            registrations.interceptors[index].running = true
+            let function = registrations.interceptors[index].callback.function
+            let context = registrations.interceptors[index].callback.payload
+            let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), context) }
+            registrations.interceptors[index].running = false
+            if !registrations.interceptors[index].alive {
                 // Ended from inside its own callback: release it now that it returned.
-                registrations.interceptors[i - 1].callback.release()
+                registrations.interceptors[index].callback.release()
+                registrations.interceptorsEnded = true
             }
             if result > 0 {
-                return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(slot.id)")
+                return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)")
             }
             if result < 0 {
-                return UniFlowError(.callback, "\(subject(action)): interceptor \(slot.id) failed (returned \(result))")
+                return UniFlowError(.callback, "\(subject(action)): interceptor \(id) failed (returned \(result))")
             }
         }
-        compactInterceptors()
+        if registrations.interceptorsEnded { compactInterceptors() }
         return nil
     }
 
     /// Drops ended interceptors from the list once none of them is running.
     private func compactInterceptors() {
-        guard registrations.interceptors.contains(where: { !$0.alive && !$0.running }),
-              !registrations.interceptors.contains(where: { $0.running }) else { return }
+        guard !registrations.interceptors.contains(where: { $0.running }) else { return }
         registrations.interceptors.removeAll { !$0.alive }
         for (i, slot) in registrations.interceptors.enumerated() { registrations.byID[slot.id] = .interceptor(i) }
+        registrations.interceptorsEnded = false
     }
 
     /// `uf_intercepted_json`: the action as JSON, made on first request.

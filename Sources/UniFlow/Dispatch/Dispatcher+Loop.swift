@@ -38,9 +38,15 @@ extension Dispatcher {
         do throws(UniFlowError) {
             if var action = delivery.action {
                 action.via = nil
-                let owned = try ResolvedAction(header: action).owned()
-                delivery.action = owned.header
-                delivery.strings = owned.extras
+                // Only texts the caller lent must be copied; most actions lend none.
+                if action.key != nil || action.eventName != nil || action.scope != nil || action.context != nil
+                    || action.id != nil || action.timer != nil {
+                    let owned = try ResolvedAction(header: action).owned()
+                    delivery.action = owned.header
+                    delivery.strings = owned.extras
+                } else {
+                    delivery.action = action
+                }
             }
             if let key = record.key {
                 delivery.record.key = try ActionExtras.make(&delivery.strings).own(key)

@@ -147,14 +147,14 @@ extension Dispatcher {
             }
             batch!.undo.append(.timersDisarmed(place, head: head))
         } else {
-            // Freed after the walk: a freed record's `next` is the free list.
+            // `next` is read before the record is freed: a freed record's `next`
+            // links the free list.
             var index = head
-            var list: [Int32] = []
             while index >= 0 {
-                list.append(index)
-                index = time.store.records[Int(index)].next
+                let next = time.store.records[Int(index)].next
+                time.store.free(index)
+                index = next
             }
-            for index in list { time.store.free(index) }
         }
         setTimerHead(place, -1)
     }

@@ -15,6 +15,8 @@ struct WatchSlot {
     var delivered: JSONValue?
     /// Deferred: the latest value waiting for `uf_loop_run`.
     var pending: JSONValue?
+    /// The feature its literal path starts with, once registered (-1: not yet).
+    var pathFeature: Int32 = -1
 }
 
 /// A watch's selector: a JsonLogic rule over `{"model": ...}`, with what it may
@@ -91,6 +93,9 @@ extension Dispatcher {
 
     /// Files a watch under the features it may read.
     private func fileWatch(_ index: Int) {
+        if let first = registrations.watches[index].selector.path?.first, let feature = featureIndex(named: first) {
+            registrations.watches[index].pathFeature = feature
+        }
         guard let reads = registrations.watches[index].selector.reads else {
             registrations.watchesOfAll.append(index)
             hot.watchingAll = true
@@ -109,6 +114,7 @@ extension Dispatcher {
         for feature in first..<Int32(hot.features.count) {
             let name = featureName(feature)
             for (i, watch) in registrations.watches.enumerated() where watch.alive && watch.selector.reads?.contains(name) == true {
+                if watch.selector.path?.first == name { registrations.watches[i].pathFeature = feature }
                 registrations.watchesByFeature[feature, default: []].append(i)
                 hot.features.pointer(Int(feature)).pointee.watched = true
             }
@@ -118,6 +124,7 @@ extension Dispatcher {
     /// Ends a watch; its `payload_free` runs now, or when its callback returns.
     func endWatch(_ index: Int) {
         registrations.watches[index].alive = false
+        registrations.watchesEnded += 1
         registrations.watches[index].pending = nil
         registrations.byID[registrations.watches[index].id] = nil
         if !registrations.watches[index].running { registrations.watches[index].callback.release() }
@@ -166,10 +173,12 @@ extension Dispatcher {
     /// Drops ended watches once they are many, so that adding and ending watches
     /// for ever does not grow the lists (only between deliveries: indices move).
     private func compactWatches() {
+        guard registrations.watchesEnded > 16 else { return }
         let ended = registrations.watches.reduce(0) { $0 + ($1.alive ? 0 : 1) }
         guard ended > 16 && ended * 2 > registrations.watches.count,
               !registrations.watches.contains(where: { $0.running }) else { return }
         registrations.watches.removeAll { !$0.alive }
+        registrations.watchesEnded = 0
         registrations.watchesByFeature.removeAll()
         registrations.watchesOfAll.removeAll()
         for f in 0..<hot.features.count { hot.features.pointer(f).pointee.watched = false }
@@ -183,6 +192,11 @@ extension Dispatcher {
     /// The watches to evaluate, in id order.
     private func touchedWatches() -> [Int] {
         if changes.everything { return Array(registrations.watches.indices) }
+        // The usual outer call changes one feature: its list is the answer, in
+        // order, and nothing is allocated.
+        if changes.features.count == 1 && registrations.watchesOfAll.isEmpty {
+            return registrations.watchesByFeature[changes.features[0]] ?? []
+        }
         var touched = Set(registrations.watchesOfAll)
         for feature in changes.features { touched.formUnion(registrations.watchesByFeature[feature] ?? []) }
         return touched.sorted()
@@ -190,10 +204,11 @@ extension Dispatcher {
 
     /// The selector's value over the current model; `null` (reported) when the rule fails.
     func evaluate(watch index: Int) -> JSONValue {
-        let selector = registrations.watches[index].selector
-        if let path = selector.path, let value = read(path) { return value }
+        // Fields read one by one: copying the selector would retain each of its parts.
+        if let path = registrations.watches[index].selector.path,
+           let value = read(path, feature: registrations.watches[index].pathFeature) { return value }
         do throws(UniFlowError) {
-            return try selector.compiled.apply(data: ruleData(["model": lazyModel()]))
+            return try registrations.watches[index].selector.compiled.apply(data: ruleData(["model": lazyModel()]))
         } catch {
             reportWatch(registrations.watches[index].id, UniFlowError(.schema, "rule error: \(error.message)"))
             return .null
@@ -203,8 +218,8 @@ extension Dispatcher {
     /// A literal path read from the model without building it, or nil when the
     /// path goes through something only the JsonLogic evaluator reads exactly
     /// (an array or string member such as `length` or an index).
-    private func read(_ path: [String]) -> JSONValue? {
-        guard let feature = featureIndex(named: path[0]) else { return .null }
+    private func read(_ path: [String], feature known: Int32) -> JSONValue? {
+        guard let feature = known >= 0 ? known : featureIndex(named: path[0]) else { return .null }
         var rest = path.dropFirst()
         var place = Place(feature: feature)
         if let table = instanceTable(of: feature) {

@@ -34,8 +34,12 @@ struct Registrations {
     var watchesByFeature: [Int32: [Int]] = [:]
     /// Watches whose selector may read anything (a computed path).
     var watchesOfAll: [Int] = []
+    /// Watches ended since the list was last compacted.
+    var watchesEnded = 0
 
     var interceptors: [InterceptorSlot] = []
+    /// An interceptor ended since the list was last compacted.
+    var interceptorsEnded = false
 
     /// A new id.
     mutating func makeID() -> UInt64 {
