@@ -18,9 +18,12 @@ extension Dispatcher {
     func chooseTarget(_ action: ActionHeader, place: Place, current: Int32,
                       eventPayload: JSONObject) -> Result<EventChoice, UniFlowError> {
         let feature = hot.features[Int(action.feature)]
-        let lists = [stateSlot(current, of: feature).events, feature.events]
+        // The state's own list first, then the feature's (two passes, not an array:
+        // a send must cost little more than the transition it becomes).
+        let stateList = stateSlot(current, of: feature).events
         var data: JSValue? = nil
-        for list in lists {
+        for pass in 0..<2 {
+            let list = pass == 0 ? stateList : feature.events
             for t in hot.targets(of: action.event, in: list) {
                 let slot = hot.eventTargets[t]
                 if slot.declaredIn < 0 && !(slot.actualize && slot.into == current)

@@ -172,8 +172,10 @@ extension Dispatcher {
     @inline(__always)
     private func firstTarget(_ event: Int32, feature: FeatureSlot, current: Int32) -> EventTargetSlot? {
         guard event >= 0 else { return nil }
-        for list in [stateSlot(current, of: feature).events, feature.events] {
-            for t in hot.targets(of: event, in: list) {
+        // Two passes rather than an array of the two lists: no allocation.
+        let stateList = stateSlot(current, of: feature).events
+        for pass in 0..<2 {
+            for t in hot.targets(of: event, in: pass == 0 ? stateList : feature.events) {
                 let target = hot.eventTargets[t]
                 if target.declaredIn < 0 && !(target.actualize && target.into == current)
                     && !hot.allowsTransition(feature, from: current, into: target.into) {
