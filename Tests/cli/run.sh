@@ -109,6 +109,19 @@ case_ run run --journal "$tmp/journal.jsonl" $defs actions.jsonl
 case_ run_without_journal run $defs actions.jsonl
 case_ run_reporting_short run --reporting short $defs actions.jsonl
 
+# --- run --clock manual: {"advance_ms": N} fires the timers due; path headers are skipped
+case_ run_manual_clock run --clock manual defs/upload.json timed.jsonl
+case_ run_advance_needs_manual_clock run $defs advance.jsonl
+case_ run_unknown_clock run --clock sundial $defs advance.jsonl
+# --- paths: a shortest way to every state; Archived has none
+case_ paths_upload paths defs/upload.json
+case_ paths_feature paths $defs defs/upload.json --feature FileDownloading
+# Without `transitions` only events and timers lead on: a timer is an advance_ms step.
+case_ paths_timer paths defs/beat.json
+case_ paths_unknown_feature paths $defs --feature Nope
+case_ paths_without_files paths
+# The paths of the examples run through `uniflow run`, each from an empty model.
+check_ paths_of_examples_end_in_their_state sh ./paths_run.sh "$bin_dir" ../../examples/definitions/*.json
 # --- replay: the model `run` ended with
 case_ replay replay $defs "$tmp/journal.jsonl"
 # The writer died in the middle of its last line: that line is skipped.
@@ -140,20 +153,14 @@ for machine in xstate/refused/*.json; do
 done
 case_ import_missing_file import xstate xstate/none.json
 
-# The converted machines are definitions the library accepts. Guarded: the step runs
-# only with UNIFLOW_EVENTS=1, until the core's `on` and `after` are merged (then
-# drop the guard).
+# The converted machines are definitions the library accepts.
 import_then_check() {
     converted="$tmp/$(basename "$1")"
     "$uniflow" import xstate "$1" >"$converted" && "$uniflow" check "$converted" >/dev/null
 }
-if [ "${UNIFLOW_EVENTS:-}" = 1 ]; then
-    for machine in xstate/*.json; do
-        check_ "import_check_$(basename "$machine" .json)" import_then_check "$machine"
-    done
-else
-    echo "skip import_check_*: NOT RUN: 'uniflow check' of the converted machines runs only with UNIFLOW_EVENTS=1"
-fi
+for machine in xstate/*.json; do
+    check_ "import_check_$(basename "$machine" .json)" import_then_check "$machine"
+done
 
 # --- help and usage errors
 case_ help --help

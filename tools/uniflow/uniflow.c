@@ -5,12 +5,14 @@
  *
  *   uniflow check DEFS...
  *   uniflow graph DEFS... [--feature F]
- *   uniflow run [--journal PATH] [--reporting LEVEL] DEFS... ACTIONS.jsonl
+ *   uniflow run [--journal PATH] [--reporting LEVEL] [--clock manual] DEFS... ACTIONS.jsonl
+ *   uniflow paths DEFS... [--feature F]
  *   uniflow replay DEFS... JOURNAL
  *   uniflow import xstate MACHINE.json [--feature NAME]
  *
- * `import` is the exception to "thin": converting an XState machine is the
- * tool's own work, done by import_xstate.c (which needs no dispatcher).
+ * `import` and `paths` are the exceptions to "thin": converting an XState machine
+ * (import_xstate.c) and searching a feature's graph (paths.c) are the tool's own
+ * work, done on the definitions as JSON.
  *
  * Exit status: 0 success, 1 a definition, action, journal or file failed,
  * 2 a usage error.
@@ -35,6 +37,7 @@
 #include <sys/types.h>
 
 #include "import_xstate.h"
+#include "paths.h"
 #include "uniflow.h"
 
 #define EXIT_USAGE 2
@@ -52,6 +55,7 @@ static const char overall_usage[] =
     "  check DEFS...                   validate definition files\n"
     "  graph DEFS... [--feature F]     print the features as Graphviz DOT\n"
     "  run DEFS... ACTIONS.jsonl       submit actions, print every mutation\n"
+    "  paths DEFS... [--feature F]     print a shortest action path to every state\n"
     "  replay DEFS... JOURNAL          print the model a journal ends with\n"
     "  import xstate MACHINE.json      print an XState machine as a definition\n"
     "  help [COMMAND]                  show this help, or a command's\n"
@@ -89,21 +93,40 @@ static const char graph_usage[] =
     "Exit status: 0 on success, 1 if a file or the feature is bad, 2 on a usage error.\n";
 
 static const char run_usage[] =
-    "usage: uniflow run [--journal PATH] [--reporting LEVEL] DEFS... ACTIONS.jsonl\n"
+    "usage: uniflow run [--journal PATH] [--reporting LEVEL] [--clock manual] DEFS... ACTIONS.jsonl\n"
     "\n"
     "Registers the definitions, then submits each non-empty line of ACTIONS.jsonl (one\n"
     "action as JSON per line). Every mutation, including those made by bindings, is\n"
     "printed on stdout as one JSON line. An action that fails is reported on stderr as\n"
     "  ACTIONS.jsonl:LINE: UF_REJECTED: message\n"
-    "and the following lines are still submitted.\n"
+    "and the following lines are still submitted. A line {\"advance_ms\": N} moves a\n"
+    "manual clock on by N ms, firing the timers due (their mutations are printed like\n"
+    "the others); a line {\"path\": ...} (a header `uniflow paths` prints) is skipped.\n"
     "\n"
     "options:\n"
     "  --journal PATH     journal every registration and mutation to PATH (JSON\n"
     "                     lines, appended to); replay it with `uniflow replay`\n"
     "  --reporting LEVEL  none (default), short or verbose: the library's reports\n"
     "                     (bindings included) on stderr\n"
+    "  --clock manual     a clock that moves only with advance_ms lines (default:\n"
+    "                     monotonic, where timers fire on the library's thread)\n"
     "\n"
     "Exit status: 0 if every action was applied, 1 otherwise, 2 on a usage error.\n";
+
+static const char paths_usage[] =
+    "usage: uniflow paths DEFS... [--feature F]\n"
+    "\n"
+    "Registers the definitions, then prints for every state of every feature (or of\n"
+    "F) one shortest action path from an empty model, as lines `uniflow run`\n"
+    "accepts, each path headed by\n"
+    "  {\"path\": \"F.S\", \"guarded\": false}\n"
+    "An initialize enters an initial state, then sends follow `on` and transitions\n"
+    "follow `transitions`; payloads hold zero values of the required fields; a keyed\n"
+    "feature's instance is \"k\". A path is guarded when a step depends on a guard\n"
+    "(if or call). States no path reaches are named on stderr.\n"
+    "\n"
+    "Exit status: 0 if every state is reachable, 1 otherwise or if a file is bad, 2\n"
+    "on a usage error.\n";
 
 static const char replay_usage[] =
     "usage: uniflow replay DEFS... JOURNAL\n"
@@ -204,7 +227,7 @@ static char *read_file(const char *path, const char **message) {
 }
 
 /* Appends `text` as a JSON string (quotes included) to buf; 0 if it does not fit. */
-static int json_string(char *buf, size_t size, const char *text) {
+static int json_quoted(char *buf, size_t size, const char *text) {
     size_t n = 0;
 #define PUT(ch) do { if (n + 1 >= size) return 0; buf[n++] = (ch); } while (0)
     PUT('"');
@@ -454,6 +477,7 @@ typedef struct arguments {
     const char *feature;    /* graph --feature */
     const char *journal;    /* run --journal */
     const char *reporting;  /* run --reporting */
+    const char *clock;      /* run --clock */
 } arguments;
 
 /* An option's value: "--name=value" or "--name value". NULL when missing. */
@@ -507,6 +531,7 @@ static int parse_arguments(int argc, char **argv, int first, const char *const *
             if (strcmp(*option, "--feature") == 0) out->feature = value;
             else if (strcmp(*option, "--journal") == 0) out->journal = value;
             else if (strcmp(*option, "--reporting") == 0) out->reporting = value;
+            else if (strcmp(*option, "--clock") == 0) out->clock = value;
         }
         if (!known) return usage_error("unknown option '%s'", arg);
     }
@@ -577,6 +602,39 @@ static int is_blank(const char *line) {
     return 1;
 }
 
+/* What a line of an actions file is, besides an action. */
+enum control { LINE_ACTION, LINE_DONE, LINE_ADVANCED, LINE_BAD };
+
+/* {"advance_ms": N} advances a manual clock (LINE_ADVANCED, uf_last_status() is
+ * the advance's); {"path": ...} headers are skipped (LINE_DONE); anything else
+ * is an action for the library to judge (LINE_ACTION). */
+static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem) {
+    if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL) return LINE_ACTION;
+    json_t *value = json_loads(line, 0, NULL);
+    enum control kind = LINE_ACTION;
+    if (json_is_object(value) && json_object_get(value, "advance_ms") != NULL) {
+        json_t *ms = json_object_get(value, "advance_ms");
+        if (json_object_size(value) != 1) {
+            *problem = "an advance_ms line has no other member";
+            kind = LINE_BAD;
+        } else if (!json_is_integer(ms) || json_integer_value(ms) < 0) {
+            *problem = "advance_ms: expected an integer >= 0";
+            kind = LINE_BAD;
+        } else if (!manual) {
+            *problem = "advance_ms needs a manual clock: run with --clock manual";
+            kind = LINE_BAD;
+        } else {
+            uf_clock_advance(d, (uint64_t)json_integer_value(ms));
+            kind = LINE_ADVANCED;
+        }
+    } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
+               && json_object_get(value, "kind") == NULL) {
+        kind = LINE_DONE;
+    }
+    json_decref(value);
+    return kind;
+}
+
 static int command_run(const arguments *args) {
     if (args->count < 2) {
         return usage_error("%s", "run needs definition files and an actions file");
@@ -585,11 +643,16 @@ static int command_run(const arguments *args) {
     if (strcmp(reporting, "none") != 0 && strcmp(reporting, "short") != 0 && strcmp(reporting, "verbose") != 0) {
         return usage_error("unknown reporting level '%s' (none, short or verbose)", reporting);
     }
+    const char *clock = args->clock ? args->clock : "monotonic";
+    if (strcmp(clock, "monotonic") != 0 && strcmp(clock, "manual") != 0) {
+        return usage_error("unknown clock '%s' (monotonic or manual)", clock);
+    }
+    int manual = strcmp(clock, "manual") == 0;
     char options[8192];
-    int written = snprintf(options, sizeof options, "{\"reporting\": \"%s\"", reporting);
+    int written = snprintf(options, sizeof options, "{\"reporting\": \"%s\", \"clock\": \"%s\"", reporting, clock);
     if (args->journal != NULL) {
         char path[sizeof options];
-        if (!json_string(path, sizeof path, args->journal)) {
+        if (!json_quoted(path, sizeof path, args->journal)) {
             fprintf(stderr, "uniflow run: journal path too long\n");
             return 1;
         }
@@ -636,7 +699,18 @@ static int command_run(const arguments *args) {
             if (is_blank(line)) continue;
             /* Without its line end, so that a JSON error's "line 1, column N" is this line's. */
             while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) line[--length] = '\0';
-            int status = uf_submit(d, line);
+            const char *problem = NULL;
+            int status;
+            switch (control_line(line, manual, d, &problem)) {
+            case LINE_ACTION: status = uf_submit(d, line); break;
+            case LINE_DONE: continue;
+            case LINE_ADVANCED: status = uf_last_status(); break;
+            default:
+                fflush(stdout);
+                fprintf(stderr, "%s:%lu: UF_ESCHEMA: %s\n", actions_path, number, problem);
+                failed = 1;
+                continue;
+            }
             if (status < 0) {
                 /* stdout first, so that a terminal shows the lines in order. */
                 fflush(stdout);
@@ -654,6 +728,34 @@ static int command_run(const arguments *args) {
     uf_dispatcher_free(d);
     if (fflush(stdout) != 0) failed = 1;
     return failed;
+}
+
+/* ------------------------------------------------------------------------------
+ * paths
+ * ------------------------------------------------------------------------------ */
+
+static int command_paths(const arguments *args) {
+    if (args->count < 1) return usage_error("%s", "paths needs definition files");
+    uf_dispatcher *d = new_dispatcher(NULL);
+    if (d == NULL) return 1;
+    int status = 0;
+    for (int i = 0; i < args->count && status == 0; i++) {
+        if (register_file(d, args->operands[i]) != UF_OK) status = 1;
+    }
+    char *text = NULL;
+    if (status == 0 && uf_definitions_get(d, &text) != UF_OK) {
+        fprintf(stderr, "uniflow paths: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+        status = 1;
+    }
+    if (status == 0) {
+        json_t *definitions = json_loads(text, 0, NULL);
+        status = print_paths(definitions, args->feature, stdout, stderr);
+        json_decref(definitions);
+    }
+    uf_free(text);
+    uf_dispatcher_free(d);
+    if (fflush(stdout) != 0) status = 1;
+    return status;
 }
 
 /* ------------------------------------------------------------------------------
@@ -745,12 +847,13 @@ typedef struct command {
 
 static const char *const no_options[] = {NULL};
 static const char *const feature_options[] = {"--feature", NULL};
-static const char *const run_options[] = {"--journal", "--reporting", NULL};
+static const char *const run_options[] = {"--journal", "--reporting", "--clock", NULL};
 
 static const command commands[] = {
     {"check", command_check, check_usage, "uniflow check", no_options},
     {"graph", command_graph, graph_usage, "uniflow graph", feature_options},
     {"run", command_run, run_usage, "uniflow run", run_options},
+    {"paths", command_paths, paths_usage, "uniflow paths", feature_options},
     {"replay", command_replay, replay_usage, "uniflow replay", no_options},
     {"import", command_import, import_usage, "uniflow import", feature_options},
 };
