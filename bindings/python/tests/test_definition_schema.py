@@ -1,0 +1,127 @@
+"""schema/uniflow-definitions.schema.json against the library: every example
+definition validates, and on definitions whose fault is one of shape (what a JSON
+Schema can decide), the schema and uf_register agree case by case."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import uniflow
+
+from conftest import DEFINITIONS, REPO_ROOT
+
+jsonschema = pytest.importorskip("jsonschema", reason="the jsonschema package checks the schema (scripts/setup installs it)")
+
+SCHEMA = json.loads((REPO_ROOT / "schema" / "uniflow-definitions.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+LAMP = {"feature": "Lamp", "states": {"Off": {}, "On": {}}}
+
+
+def feature(**overrides: Any) -> Dict[str, Any]:
+    base: Dict[str, Any] = {"feature": "F", "states": {"A": {}, "B": {"fields": {"n": "integer"}}}}
+    base.update(overrides)
+    return base
+
+
+def state(**members: Any) -> Dict[str, Any]:
+    return feature(states={"A": dict(members), "B": {}})
+
+
+TIMER = {"ms": 10, "submit": [{"kind": "transition", "feature": "F", "into": "B"}]}
+
+# (name, definition file, whether it is valid). Each fault is one of shape.
+CASES: List[Tuple[str, Any, bool]] = [
+    ("minimal", LAMP, True),
+    ("array of features", [LAMP, feature()], True),
+    ("features wrapper with $schema", {"$schema": "x.json", "features": [LAMP]}, True),
+    ("feature with $schema", dict(LAMP, **{"$schema": "x.json"}), True),
+    ("everything", feature(description="d", instances="keyed", initial=["A"], transitions={"A": ["B"]},
+                           on={"go": "B"}, bindings=[{"scenario": "s", "when": "AnyMutationOf<F>",
+                                                      "given": [{"if": True, "spec": "x"}],
+                                                      "then": {"spec": "t", "submit": [{"kind": "trigger", "feature": "F"}]}}]), True),
+    ("field forms", feature(states={"A": {"fields": {"a": "string", "b": {"type": "number", "optional": True},
+                                                     "c": {"type": "integer", "default": 3, "description": "d"},
+                                                     "d": "any", "e": "object", "f": "array", "g": "boolean"}}}), True),
+    ("timer", state(after=[dict(TIMER, scenario="s", reset="update", on_restore="resume")]), True),
+    ("event target forms", state(on={"a": "B", "b": {"into": "B", "if": {"var": "event.payload.x"}, "spec": "s"},
+                                     "c": [{"into": "B", "call": "h"}, "A"], "d": {"into": "A", "actualize": True,
+                                                                                   "payload": {"n": 1}}}), True),
+    ("then call only", feature(bindings=[{"when": "AnyMutation", "then": {"call": "h"}}]), True),
+    ("given map and call", feature(bindings=[{"when": "AnyMutation", "given": [{"map": {"var": "x"}}, {"call": "h"}],
+                                              "then": {"call": "h"}}]), True),
+    ("missing feature", {"states": {"A": {}}}, False),
+    ("missing states", {"feature": "F"}, False),
+    ("empty states", {"feature": "F", "states": {}}, False),
+    ("bad feature name", {"feature": "1F", "states": {"A": {}}}, False),
+    ("bad state name", {"feature": "F", "states": {"a-b": {}}}, False),
+    ("unknown feature key", feature(colour="red"), False),
+    ("unknown state key", state(colour="red"), False),
+    ("unknown type", feature(states={"A": {"fields": {"n": "nubmer"}}}), False),
+    ("field object without type", feature(states={"A": {"fields": {"n": {"optional": True}}}}), False),
+    ("unknown field key", feature(states={"A": {"fields": {"n": {"type": "number", "min": 0}}}}), False),
+    ("instances neither single nor keyed", feature(instances="many"), False),
+    ("empty initial", feature(initial=[]), False),
+    ("initial not an array", feature(initial="A"), False),
+    ("transitions list not an array", feature(transitions={"A": "B"}), False),
+    ("timer without ms", state(after=[{"submit": []}]), False),
+    ("timer without submit", state(after=[{"ms": 1}]), False),
+    ("negative timer ms", state(after=[dict(TIMER, ms=-1)]), False),
+    ("fractional timer ms", state(after=[dict(TIMER, ms=1.5)]), False),
+    ("bad reset", state(after=[dict(TIMER, reset="later")]), False),
+    ("bad on_restore", state(after=[dict(TIMER, on_restore="skip")]), False),
+    ("unknown timer key", state(after=[dict(TIMER, delay=3)]), False),
+    ("after not an array", state(after=TIMER), False),
+    ("bad event name", state(on={"bad-name": "B"}), False),
+    ("empty target list", state(on={"go": []}), False),
+    ("target without into", state(on={"go": {"if": True}}), False),
+    ("unknown target key", state(on={"go": {"into": "B", "when": True}}), False),
+    ("binding without when", feature(bindings=[{"then": {"call": "h"}}]), False),
+    ("binding without then", feature(bindings=[{"when": "AnyMutation"}]), False),
+    ("then without submit or call", feature(bindings=[{"when": "AnyMutation", "then": {"spec": "s"}}]), False),
+    ("given with two kinds", feature(bindings=[{"when": "AnyMutation", "given": [{"if": True, "map": 1}],
+                                                "then": {"call": "h"}}]), False),
+    ("given with none", feature(bindings=[{"when": "AnyMutation", "given": [{"spec": "s"}], "then": {"call": "h"}}]), False),
+    ("unknown key next to features", {"features": [LAMP], "version": 2}, False),
+]
+
+
+def library_accepts(definitions: Any) -> Tuple[bool, str]:
+    with uniflow.Dispatcher() as d:
+        d.register_handler("h", lambda call: True)
+        try:
+            d.register(definitions)
+        except uniflow.UniflowError as error:
+            return False, str(error)
+    return True, ""
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("path", sorted(DEFINITIONS.glob("*.json")), ids=lambda p: p.name)
+def test_every_example_definition_validates(path: Any) -> None:
+    errors = [e.message for e in VALIDATOR.iter_errors(json.loads(path.read_text()))]
+    assert errors == []
+
+
+@pytest.mark.parametrize("name,definitions,valid", CASES, ids=[c[0] for c in CASES])
+def test_the_schema_and_the_library_agree(name: str, definitions: Any, valid: bool) -> None:
+    accepted, message = library_accepts(definitions)
+    assert accepted == valid, f"the library {'accepts' if accepted else 'refuses'} it: {message}"
+    assert VALIDATOR.is_valid(definitions) == valid
+
+
+def test_what_the_schema_leaves_to_the_library() -> None:
+    # Valid shapes whose names do not resolve: the schema accepts them and says so
+    # in its description; uf_register (uniflow check) refuses them.
+    unresolved = [feature(initial=["Nowhere"]), feature(transitions={"A": ["Nowhere"]}),
+                  state(on={"go": "Nowhere"})]
+    for definitions in unresolved:
+        assert VALIDATOR.is_valid(definitions)
+        assert library_accepts(definitions)[0] is False
+    assert "uniflow check" in SCHEMA["description"]
