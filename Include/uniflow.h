@@ -679,9 +679,9 @@ const char *uf_intercepted_key(const uf_intercepted *a);
 /* The state entered or actualized (a send: its chosen target); for a
  * deinitialization or a trigger, the state it acts in; NULL when absent. */
 const char *uf_intercepted_state(const uf_intercepted *a);
-/* The action as JSON in the form uf_submit takes, made on first request; the
- * payload is included when the action carried one, and a send shows the target
- * its definition chose as "into". */
+/* The action as JSON in the form uf_submit takes, made on first request: its
+ * payload is the one it will apply (defaults filled in) when there is one, and a
+ * send shows the target its definition chose as "into". */
 const char *uf_intercepted_json(const uf_intercepted *a);
 /* This interceptor's id. */
 uint64_t uf_intercepted_id(const uf_intercepted *a);

@@ -161,7 +161,10 @@ extension Dispatcher {
         }
         if let reason = InstanceKey.refusal(key) { throw UniFlowError(.schema, "key: \(reason)") }
         let slot = key.withCString { hot.instanceTables[Int(table)].find($0) }
-        return slot < 0 ? nil : stateJSON(at: Place(feature: feature, instance: slot))
+        // Not a ternary: JSONValue is ExpressibleByNilLiteral, and `cond ? nil : value`
+        // would make that nil the JSON null instead of no instance.
+        guard slot >= 0 else { return nil }
+        return stateJSON(at: Place(feature: feature, instance: slot))
     }
 
     /// `{"features": [...]}` as registered: the stored texts, joined.
