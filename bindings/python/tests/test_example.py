@@ -1,9 +1,11 @@
-"""The example examples/python/file_download.py runs and completes (or fails on purpose)."""
+"""The Python examples run and end as they say (file_download.py also fails on purpose)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any, Dict, List
 
 from conftest import REPO_ROOT
 
@@ -41,13 +43,40 @@ def test_every_example_definition_has_initial_transitions_and_a_model_binding() 
 
     paths = sorted(DEFINITIONS.glob("*.json"))
     assert paths, "no example definitions"
+    def features(path: Path) -> List[Dict[str, Any]]:
+        document = json.loads(path.read_text())
+        return document["features"] if "features" in document else [document]
+
     for path in paths:
-        definition = json.loads(path.read_text())
-        assert definition.get("initial"), f"{path.name}: no initial"
-        assert "transitions" in definition, f"{path.name}: no transitions"
-        assert definition.get("bindings"), f"{path.name}: no model binding"
+        for definition in features(path):
+            name = f"{path.name}: {definition['feature']}"
+            assert definition.get("initial"), f"{name}: no initial"
+            assert "transitions" in definition, f"{name}: no transitions"
+            assert definition.get("bindings"), f"{name}: no model binding"
     with uniflow.Dispatcher() as d:
         for path in paths:
             d.register(str(path))
         assert [f["feature"] for f in d.definitions["features"]] == [
-            json.loads(p.read_text())["feature"] for p in paths]
+            f["feature"] for p in paths for f in features(p)]
+
+
+def run_example(name: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO_ROOT / "examples" / "python" / name)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_downloads_refuses_an_executable_and_fails_the_stalled_one() -> None:
+    result = run_example("downloads.py")
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "  refused: setup_exe: executables are not downloaded"
+    assert "  backup_iso  Failed {'reason': 'stalled'} (its stall timer fired on the event loop)" in lines
+    assert lines[-2:] == ["overall: 3 of 3 finished",
+                          "model: {'report_pdf': 'Completed', 'photos_zip': 'Completed', 'backup_iso': 'Failed'}"]
+
+
+def test_the_transfer_flow_ends_in_success() -> None:
+    result = run_example("transfer_flow.py")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "timer 'confirmation': the confirmation was left open, back to the amount" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("done: Success {")
