@@ -115,38 +115,84 @@ static int dispatch_with_payload(uf_dispatcher *d, uf_action *action, json_t *pa
     return status;
 }
 
-int uf_json_initialize(uf_dispatcher *d, const char *feature, const char *into,
-                       json_t *payload) {
+int uf_json_initialize_instance(uf_dispatcher *d, const char *feature, const char *key,
+                                const char *into, json_t *payload) {
     uf_action action = UF_ACTION_INIT;
     action.kind = UF_ACTION_INITIALIZE;
     action.feature = feature;
+    action.key = key;
     action.into = into;
     return dispatch_with_payload(d, &action, payload);
 }
 
-int uf_json_actualize(uf_dispatcher *d, const char *feature, const char *in,
-                      json_t *payload) {
+int uf_json_actualize_instance(uf_dispatcher *d, const char *feature, const char *key,
+                               const char *in, json_t *payload) {
     uf_action action = UF_ACTION_INIT;
     action.kind = UF_ACTION_ACTUALIZE;
     action.feature = feature;
+    action.key = key;
     action.into = in;
     return dispatch_with_payload(d, &action, payload);
 }
 
-int uf_json_transition(uf_dispatcher *d, const char *feature, const char *from,
-                       const char *into, json_t *payload) {
+int uf_json_transition_instance(uf_dispatcher *d, const char *feature, const char *key,
+                                const char *from, const char *into, json_t *payload) {
     uf_action action = UF_ACTION_INIT;
     action.kind = UF_ACTION_TRANSITION;
     action.feature = feature;
+    action.key = key;
     action.from = from;
     action.into = into;
     return dispatch_with_payload(d, &action, payload);
 }
 
-int uf_json_deinitialize(uf_dispatcher *d, const char *feature, const char *from) {
+int uf_json_deinitialize_instance(uf_dispatcher *d, const char *feature, const char *key,
+                                  const char *from) {
     uf_action action = UF_ACTION_INIT;
     action.kind = UF_ACTION_DEINITIALIZE;
     action.feature = feature;
+    action.key = key;
     action.from = from;
     return uf_dispatch(d, &action);
+}
+
+int uf_json_initialize(uf_dispatcher *d, const char *feature, const char *into,
+                       json_t *payload) {
+    return uf_json_initialize_instance(d, feature, NULL, into, payload);
+}
+
+int uf_json_actualize(uf_dispatcher *d, const char *feature, const char *in,
+                      json_t *payload) {
+    return uf_json_actualize_instance(d, feature, NULL, in, payload);
+}
+
+int uf_json_transition(uf_dispatcher *d, const char *feature, const char *from,
+                       const char *into, json_t *payload) {
+    return uf_json_transition_instance(d, feature, NULL, from, into, payload);
+}
+
+int uf_json_deinitialize(uf_dispatcher *d, const char *feature, const char *from) {
+    return uf_json_deinitialize_instance(d, feature, NULL, from);
+}
+
+int uf_json_send(uf_dispatcher *d, const char *feature, const char *key, const char *event,
+                 json_t *payload) {
+    char *text;
+    int status = dump_json(payload, &text);
+    if (status != UF_OK) return status;
+    status = uf_send(d, feature, key, event, text);
+    free_json_text(text);
+    return status;
+}
+
+int uf_json_instance(uf_dispatcher *d, const char *feature, const char *key, json_t **out) {
+    char *text = NULL;
+    int status;
+    if (out == NULL) return uf_instance_get(d, feature, key, NULL); /* the core's UF_EINVAL */
+    *out = NULL;
+    status = uf_instance_get(d, feature, key, &text);
+    if (status != UF_OK || text == NULL) return status;
+    *out = json_loads(text, 0, NULL);
+    uf_free(text);
+    return *out != NULL ? UF_OK : UF_ENOMEM;
 }

@@ -32,7 +32,8 @@ extern "C" {
 #endif
 
 /* A subscriber that receives each mutation (as uf_mutation_json() in uniflow.h
- * writes it: {"seq", "kind", "feature", "old", "new", "action"}) as a jansson object.
+ * writes it: {"seq", "kind", "feature", "key" (instances), "old", "new",
+ * "action"}) as a jansson object.
  * `mutation` is borrowed: valid until the subscriber returns; json_incref() it to
  * keep it longer. Returns UF_STOP to end the subscription, anything else
  * (UF_KEEP) to keep it. Runs on the thread that processes the action and may
@@ -86,6 +87,31 @@ int uf_json_transition(uf_dispatcher *d, const char *feature, const char *from,
 /* Deinitializes `feature`, which must be in state `from` (NULL: in any state).
  * Returns uf_dispatch()'s status. */
 int uf_json_deinitialize(uf_dispatcher *d, const char *feature, const char *from);
+
+/* ---- Keyed instances (docs/instances.md) ----
+ * The same four actions on the instance `key` of a keyed feature; the functions
+ * above are these with key NULL (a single feature). A key on a single feature, or
+ * none on a keyed one, is the core's UF_EINVAL. */
+int uf_json_initialize_instance(uf_dispatcher *d, const char *feature, const char *key,
+                                const char *into, json_t *payload);
+int uf_json_actualize_instance(uf_dispatcher *d, const char *feature, const char *key,
+                               const char *in, json_t *payload);
+int uf_json_transition_instance(uf_dispatcher *d, const char *feature, const char *key,
+                                const char *from, const char *into, json_t *payload);
+int uf_json_deinitialize_instance(uf_dispatcher *d, const char *feature, const char *key,
+                                  const char *from);
+
+/* uf_send() with the event's payload as a json_t (borrowed; NULL: none). `key` is
+ * NULL for a single feature. Returns the core's status. */
+int uf_json_send(uf_dispatcher *d, const char *feature, const char *key, const char *event,
+                 json_t *payload);
+
+/* One instance as {"state": "S", "payload": {...}} in *out (a new reference), or
+ * NULL in *out when that instance does not live. Returns the core's status
+ * (UF_ENOTFOUND for an unknown feature, UF_ESCHEMA for a single feature or a bad
+ * key; UF_ENOMEM if the text cannot be parsed for lack of memory). A status,
+ * rather than NULL alone, because "no such instance" is an answer, not a failure. */
+int uf_json_instance(uf_dispatcher *d, const char *feature, const char *key, json_t **out);
 
 #ifdef __cplusplus
 }
