@@ -1071,6 +1071,207 @@ static double env_seconds(const char *name, double fallback, double low) {
     return value;
 }
 
+
+/* ---- this round: time, the loop, instances, watches, interceptors, events -------- */
+
+static const char jobs[] =
+    "{\"feature\":\"Job\",\"instances\":\"keyed\",\"states\":{\"Idle\":{\"on\":{\"go\":\"Busy\"}},\"Busy\":{}}}";
+
+static int inside_status; /* what a call made inside a callback answered */
+
+static int advance_inside(const uf_mutation *m, void *p) {
+    (void)p;
+    inside_status = uf_clock_advance(uf_mutation_dispatcher(m), 1);
+    return UF_STOP;
+}
+
+static int loop_run_inside(const uf_mutation *m, void *p) {
+    (void)p;
+    inside_status = uf_loop_run(uf_mutation_dispatcher(m), NULL);
+    return UF_STOP;
+}
+
+static int free_inside_watch(const uf_watch_event *w, void *p) {
+    (void)p;
+    uf_dispatcher_free(uf_watch_dispatcher(w));
+    inside_status = uf_last_status();
+    return UF_STOP;
+}
+
+static int free_inside_interceptor(uf_intercepted *a, void *p) {
+    (void)p;
+    uf_dispatcher_free(uf_intercepted_dispatcher(a));
+    inside_status = uf_last_status();
+    return 0;
+}
+
+static int watch_keep(const uf_watch_event *w, void *p) {
+    (void)w;
+    (void)p;
+    return UF_KEEP;
+}
+
+static int intercept_pass(uf_intercepted *a, void *p) {
+    (void)a;
+    (void)p;
+    return 0;
+}
+
+static void this_round(void) {
+    uf_dispatcher *d = fresh("{\"clock\": \"manual\", \"timers\": \"host\"}");
+    if (uf_register(d, jobs) != UF_OK) {
+        fprintf(stderr, "misuse: setup failed: %s\n", uf_last_error());
+        exit(2);
+    }
+    char *out = NULL;
+    int fd = 0, ms = 0;
+    uint64_t u = 0;
+    uf_action a = UF_ACTION_INIT;
+    a.kind = UF_ACTION_INITIALIZE;
+    a.feature = "Toggle";
+    a.into = "Off";
+
+    /* NULL arguments of every new function. */
+    expect("uf_submit_after(NULL, ...)", uf_submit_after(NULL, init_off, 1, NULL, 0), UF_EINVAL, END);
+    expect("uf_submit_after(d, NULL, ...)", uf_submit_after(d, NULL, 1, NULL, 0), UF_EINVAL, END);
+    expect("uf_dispatch_after(d, NULL, ...)", uf_dispatch_after(d, NULL, 1, NULL, 0), UF_EINVAL, END);
+    expect("uf_dispatch_after(NULL, &a, ...)", uf_dispatch_after(NULL, &a, 1, NULL, 0), UF_EINVAL, END);
+    expect("uf_submit_after with unknown flags", uf_submit_after(d, init_off, 1, "t", 0x80), UF_EINVAL, END);
+    expect("uf_timer_cancel(d, NULL)", uf_timer_cancel(d, NULL), UF_EINVAL, END);
+    expect("uf_timer_cancel(NULL, id)", uf_timer_cancel(NULL, "t"), UF_EINVAL, END);
+    expect("uf_timers_get(d, NULL)", uf_timers_get(d, NULL), UF_EINVAL, END);
+    expect("uf_clock_advance(NULL, 1)", uf_clock_advance(NULL, 1), UF_EINVAL, END);
+    expect("uf_clock_now(d, NULL)", uf_clock_now(d, NULL), UF_EINVAL, END);
+    expect("uf_loop_fd(d, NULL)", uf_loop_fd(d, NULL), UF_EINVAL, END);
+    expect("uf_loop_fd(NULL, &fd)", uf_loop_fd(NULL, &fd), UF_EINVAL, END);
+    expect("uf_loop_timeout(d, NULL)", uf_loop_timeout(d, NULL), UF_EINVAL, END);
+    expect("uf_loop_timeout(NULL, &ms)", uf_loop_timeout(NULL, &ms), UF_EINVAL, END);
+    expect("uf_loop_run(NULL, &done)", uf_loop_run(NULL, &u), UF_EINVAL, END);
+    expect("uf_snapshot_get(d, NULL)", uf_snapshot_get(d, NULL), UF_EINVAL, END);
+    expect("uf_snapshot_restore(d, NULL)", uf_snapshot_restore(d, NULL), UF_EINVAL, END);
+    expect("uf_instance_get(d, NULL, key, &out)", uf_instance_get(d, NULL, "k", &out), UF_EINVAL, END);
+    expect("uf_instance_get(d, feature, NULL, &out)", uf_instance_get(d, "Job", NULL, &out), UF_EINVAL, END);
+    expect("uf_instance_get(d, feature, key, NULL)", uf_instance_get(d, "Job", "k", NULL), UF_EINVAL, END);
+    expect("uf_send(NULL, ...)", uf_send(NULL, "Job", "k", "go", NULL), UF_EINVAL, END);
+    expect("uf_send(d, NULL feature, ...)", uf_send(d, NULL, "k", "go", NULL), UF_EINVAL, END);
+    expect("uf_send(d, feature, key, NULL event, ...)", uf_send(d, "Job", "k", NULL, NULL), UF_EINVAL, END);
+    freed_count = 0;
+    expect("uf_subscribe_deferred(d, when, NULL fn, ...)", uf_subscribe_deferred(d, NULL, NULL, NULL, count_free, NULL),
+           UF_EINVAL, END);
+    expect("uf_watch(d, NULL select, ...)", uf_watch(d, NULL, watch_keep, NULL, count_free, NULL), UF_EINVAL, END);
+    expect("uf_watch(d, select, NULL fn, ...)", uf_watch(d, "{\"var\":\"model\"}", NULL, NULL, count_free, NULL),
+           UF_EINVAL, END);
+    expect("uf_watch_deferred(NULL, ...)", uf_watch_deferred(NULL, "{\"var\":\"model\"}", watch_keep, NULL, count_free, NULL),
+           UF_EINVAL, END);
+    expect("uf_intercept(d, feature, NULL fn, ...)", uf_intercept(d, NULL, NULL, NULL, count_free, NULL), UF_EINVAL, END);
+    expect("uf_intercept(d, unknown feature, ...)", uf_intercept(d, "Nope", intercept_pass, NULL, count_free, NULL),
+           UF_ENOTFOUND, END);
+    check("  ... each refused registration ran payload_free once", freed_count == 6, NULL);
+    check("accessors of this round answer NULL or 0 for NULL",
+          uf_mutation_key(NULL) == NULL && uf_mutation_dropped(NULL) == 0 && uf_watch_value_json(NULL) == NULL &&
+              uf_watch_previous_json(NULL) == NULL && uf_watch_id(NULL) == 0 && uf_watch_dispatcher(NULL) == NULL &&
+              uf_intercepted_feature(NULL) == NULL && uf_intercepted_key(NULL) == NULL &&
+              uf_intercepted_state(NULL) == NULL && uf_intercepted_json(NULL) == NULL && uf_intercepted_id(NULL) == 0 &&
+              uf_intercepted_dispatcher(NULL) == NULL && uf_context_key(NULL) == NULL,
+          NULL);
+    expect("uf_intercepted_set_reason(NULL, reason)", uf_intercepted_set_reason(NULL, "r"), UF_EINVAL, END);
+
+    /* Timer ids. */
+    char long_id[300];
+    memset(long_id, 't', 257);
+    long_id[257] = '\0';
+    expect("uf_submit_after with a 257-byte id", uf_submit_after(d, init_off, 1, long_id, 0), UF_EINVAL, END);
+    expect("uf_submit_after with an empty id", uf_submit_after(d, init_off, 1, "", 0), UF_EINVAL, END);
+    expect("uf_submit_after with a state timer's id", uf_submit_after(d, init_off, 1, "Toggle.Off.after[0]", 0),
+           UF_EINVAL, END);
+    expect("uf_timer_cancel of a state timer's id", uf_timer_cancel(d, "Toggle.Off.after[0]"), UF_EMISUSE, END);
+    expect("uf_timer_cancel of an id never armed", uf_timer_cancel(d, "never"), UF_ENOTFOUND, END);
+
+    /* Bad keys through every JSON entry, and through uf_action. */
+    static const char *const bad_keys[] = {"", "a.b", "a b", "a[", "a]", "a<", "a>", "a,", "a\\u0001"};
+    char json[512];
+    for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
+        char name[160];
+        snprintf(json, sizeof json, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"%s\",\"into\":\"Idle\"}",
+                 bad_keys[i]);
+        snprintf(name, sizeof name, "a bad key (\"%s\") through uf_submit", bad_keys[i]);
+        expect(name, uf_submit(d, json), UF_ESCHEMA, END);
+        snprintf(name, sizeof name, "  ... through uf_submit_after");
+        expect(name, uf_submit_after(d, json, 1, NULL, 0), UF_ESCHEMA, END);
+        char batch[600];
+        snprintf(batch, sizeof batch, "[%s]", json);
+        snprintf(name, sizeof name, "  ... through uf_submit_batch");
+        expect(name, uf_submit_batch(d, batch), UF_ESCHEMA, END);
+        snprintf(json, sizeof json, "{\"Job\":{\"%s\":{\"state\":\"Idle\",\"payload\":{}}}}", bad_keys[i]);
+        snprintf(name, sizeof name, "  ... through uf_state_restore");
+        expect(name, uf_state_restore(d, json), UF_ESCHEMA, END);
+    }
+    expect("a key in a filter naming a single feature", uf_subscribe(d, "AnyMutationOf<Toggle[k]>", keep, NULL, NULL, NULL),
+           UF_ESCHEMA, END);
+    expect("a bad key in a filter", uf_subscribe(d, "AnyMutationOf<Job[a.b]>", keep, NULL, NULL, NULL), UF_ESCHEMA, END);
+    expect("a bad literal key in a binding's template",
+           uf_register(d, "{\"feature\":\"T\",\"states\":{\"S\":{}},\"bindings\":[{\"when\":\"AnyMutationOf<T>\","
+                          "\"then\":{\"submit\":[{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"a.b\",\"into\":\"Idle\"}]}}]}"),
+           UF_OK, UF_ESCHEMA, END);
+    a.feature = "Job";
+    a.into = "Idle";
+    a.key = "a.b";
+    expect("a bad key through uf_action", uf_dispatch(d, &a), UF_EINVAL, END);
+    a.key = NULL;
+    expect("no key for a keyed feature through uf_action", uf_dispatch(d, &a), UF_EINVAL, END);
+    a.feature = "Toggle";
+    a.into = "Off";
+    a.key = "k";
+    expect("a key for a single feature through uf_action", uf_dispatch(d, &a), UF_EINVAL, END);
+    char *state = NULL;
+    uf_state_get(d, &state);
+    check("bad keys changed nothing", state && strcmp(state, "{}") == 0, state);
+    uf_free(state);
+
+    /* Huge and deeply nested selectors fail cleanly. */
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 1);
+    if (!deep) abort();
+    memset(deep, '[', depth);
+    memset(deep + depth, ']', depth);
+    deep[2 * depth] = '\0';
+    expect("uf_watch with a selector 100,000 deep", uf_watch(d, deep, watch_keep, NULL, NULL, NULL), UF_EJSON, UF_ESCHEMA,
+           END);
+    free(deep);
+    size_t big = 4 << 20;
+    char *huge = malloc(big + 16);
+    if (!huge) abort();
+    huge[0] = '"';
+    memset(huge + 1, 'x', big);
+    strcpy(huge + 1 + big, "\"");
+    expect("uf_watch with a 4 MB string selector", uf_watch(d, huge, watch_keep, NULL, NULL, &u), UF_OK, END);
+    uf_unsubscribe(d, u);
+    free(huge);
+    uf_dispatcher_free(d);
+
+    /* Calls that a callback must not make. */
+    d = fresh("{\"clock\": \"manual\"}");
+    inside_status = 0;
+    uf_subscribe(d, NULL, advance_inside, NULL, NULL, NULL);
+    uf_submit(d, init_off);
+    expect("uf_clock_advance inside a callback", inside_status, UF_EMISUSE, END);
+    uf_dispatcher_free(d);
+    d = fresh("{\"timers\": \"host\"}");
+    inside_status = 0;
+    uf_subscribe(d, NULL, loop_run_inside, NULL, NULL, NULL);
+    uf_submit(d, init_off);
+    expect("uf_loop_run inside a callback", inside_status, UF_EMISUSE, END);
+    expect("uf_clock_advance on a monotonic clock", uf_clock_advance(d, 1), UF_EMISUSE, END);
+    inside_status = 0;
+    uf_watch(d, "{\"var\":\"model.Toggle.state\"}", free_inside_watch, NULL, NULL, NULL);
+    expect("uf_dispatcher_free inside a watch", inside_status, UF_EMISUSE, END);
+    inside_status = 0;
+    uf_intercept(d, NULL, free_inside_interceptor, NULL, NULL, NULL);
+    uf_submit(d, to_on);
+    expect("uf_dispatcher_free inside an interceptor", inside_status, UF_EMISUSE, END);
+    uf_dispatcher_free(d);
+}
+
 int main(void) {
     case_limit = env_seconds("UNIFLOW_MISUSE_CASE_SECONDS", 20, 1);
     double large_limit = env_seconds("UNIFLOW_MISUSE_LARGE_SECONDS", case_limit / 4, 0.1);
@@ -1087,6 +1288,7 @@ int main(void) {
     files();
     deep_json();
     a_million_submits();
+    this_round();
     ten_megabytes(large_limit); /* each group in a child process: a hang there is one failure */
 
     stop_watchdog();
