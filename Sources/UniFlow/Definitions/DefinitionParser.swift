@@ -302,6 +302,7 @@ enum DefinitionParser {
                 do throws(UniFlowError) { try JsonLogic.validate(rule) } catch { throw error.prefixed("\(path).if") }
                 target.rule = rule
                 target.compiledRule = JsonLogic.CompiledRule(rule)
+                target.shortcut = GuardShortcut(rule)
             }
             if let call = object["call"] {
                 guard case .string(let name) = call else { throw expected("string", got: call, at: "\(path).call") }

@@ -154,6 +154,8 @@ struct EventTarget {
     /// `rule` and `payload`, compiled.
     var compiledRule: JsonLogic.CompiledRule?
     var compiledPayload: CompiledTemplate?
+    /// `rule`, when it can be decided without the evaluator.
+    var shortcut: GuardShortcut?
 
     /// Taken only when a guard says so.
     var isGuarded: Bool { rule != nil || call != nil }

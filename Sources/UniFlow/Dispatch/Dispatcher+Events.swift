@@ -31,14 +31,22 @@ extension Dispatcher {
                     continue
                 }
                 let target = eventTarget(slot, of: action.feature)
-                if (slot.guarded || slot.templated) && data == nil {
-                    data = guardData(action, place: place, current: current, eventPayload: eventPayload)
+                // Made once, and only for what needs it: a guard the shortcut cannot
+                // decide, a handler, a template.
+                func ruleData() -> JSValue {
+                    if let data { return data }
+                    let made = guardData(action, place: place, current: current, eventPayload: eventPayload)
+                    data = made
+                    return made
                 }
                 do throws(UniFlowError) {
-                    if let rule = target.compiledRule {
+                    if target.call == nil, let shortcut = target.shortcut,
+                       let answer = shortcut.decide(eventPayload: eventPayload, featurePayload: storedPayload(at: place)) {
+                        if !answer { continue }
+                    } else if let rule = target.compiledRule {
                         let result: JSONValue
                         do throws(UniFlowError) {
-                            result = try rule.apply(data: data!)
+                            result = try rule.apply(data: ruleData())
                         } catch {
                             throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': rule error: \(error.message)")
                         }
@@ -46,7 +54,7 @@ extension Dispatcher {
                     }
                     if let call = target.call {
                         // A handler is given the data as JSON: the model built whole.
-                        let given = (try? data!.jsonValue()) ?? .null
+                        let given = (try? ruleData().jsonValue()) ?? .null
                         let result = callHandler(call, mutation: "null", given: given, inGiven: false)
                         if result.status < 0 {
                             throw UniFlowError(.callback, "\(subject(action)): event '\(eventName(action))': handler '\(call)' failed (returned \(result.status))")
@@ -55,7 +63,8 @@ extension Dispatcher {
                     }
                     let actualize = slot.actualize && slot.into == current
                     let payload = try targetPayload(target, into: slot.into, action: action, place: place,
-                                                    eventPayload: eventPayload, data: data)
+                                                    eventPayload: eventPayload,
+                                                    data: target.compiledPayload != nil ? ruleData() : nil)
                     return .success(EventChoice(into: slot.into, actualize: actualize, payload: payload))
                 } catch {
                     return .failure(error)

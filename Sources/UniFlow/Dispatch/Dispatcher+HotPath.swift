@@ -167,8 +167,9 @@ extension Dispatcher {
         return Status.ok.rawValue
     }
 
-    /// A send's first target, when it is one the hot path can take: unguarded,
-    /// without a template, allowed by `transitions` (feature-level targets).
+    /// A send's first target, when it is one the hot path can take: unguarded or
+    /// guarded by a rule decided without payloads, without a template, allowed by
+    /// `transitions` (feature-level targets).
     @inline(__always)
     private func firstTarget(_ event: Int32, feature: FeatureSlot, current: Int32) -> EventTargetSlot? {
         guard event >= 0 else { return nil }
@@ -181,7 +182,13 @@ extension Dispatcher {
                     && !hot.allowsTransition(feature, from: current, into: target.into) {
                     continue
                 }
-                return target.guarded || target.templated ? nil : target
+                if target.guarded {
+                    // A guard the hot path can answer: it reads only payloads, and
+                    // here neither the event nor the feature has one.
+                    guard target.guardWithoutPayloads >= 0 else { return nil }
+                    if target.guardWithoutPayloads == 0 { continue }
+                }
+                return target.templated ? nil : target
             }
         }
         return nil

@@ -82,6 +82,9 @@ struct EventTargetSlot {
     var actualize: Bool
     /// Has an `if` or a `call`: the general path evaluates it.
     var guarded: Bool
+    /// What the guard answers on the hot path, where the event and the feature
+    /// carry no payload: 1 true, 0 false, -1 only the evaluator (or a handler) knows.
+    var guardWithoutPayloads: Int8
     /// Has a payload template.
     var templated: Bool
     /// The declaring state, or -1 for the feature's own `on`.
@@ -232,8 +235,13 @@ struct HotStorage {
             for (list, entry) in events.enumerated() {
                 let targetBase = Int32(eventTargets.count)
                 for (item, target) in entry.targets.enumerated() {
+                    var decided: Int8 = -1
+                    if target.call == nil, let answer = target.shortcut?.decide(eventPayload: nil, featurePayload: nil) {
+                        decided = answer ? 1 : 0
+                    }
                     try eventTargets.append(EventTargetSlot(into: Int32(target.into), actualize: target.actualize,
-                                                            guarded: target.isGuarded, templated: target.payload != nil,
+                                                            guarded: target.isGuarded, guardWithoutPayloads: decided,
+                                                            templated: target.payload != nil,
                                                             declaredIn: state, list: Int32(list), item: Int32(item)))
                 }
                 try eventLists.append(EventEntry(event: try number(entry.event), targetBase: targetBase,
