@@ -75,7 +75,7 @@ extension Dispatcher {
         if table >= 0 {
             guard let given = a.pointee.key, kind == .transition || kind == .send else { return nil }
             let instances = hot.instanceTables.pointer(Int(table))
-            instance = instances.pointee.find(given)
+            instance = instances.pointee.findRemembering(given)
             guard instance >= 0 else { return nil }
             let found = instances.pointee.slots[Int(instance)]
             guard !found.hasPayload else { return nil }

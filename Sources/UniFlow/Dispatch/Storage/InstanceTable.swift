@@ -41,6 +41,10 @@ struct InstanceTable {
     /// The most recently freed slot (a stack through `InstanceSlot.next`).
     private var freeHead: Int32 = -1
 
+    /// The key pointer `findRemembering` was last given, and what it found.
+    private var lastKey: UnsafePointer<CChar>?
+    private var lastFound: Int32 = -1
+
     private static let empty: Int32 = -1
     private static let removed: Int32 = -2
 
@@ -66,6 +70,22 @@ struct InstanceTable {
             }
             i = (i + 1) & mask
         }
+    }
+
+    /// `find` for the hot path: a host that passes the same key buffer again (a
+    /// prepared uf_action) is answered without hashing. The key is still compared,
+    /// so a buffer rewritten with another key, or an instance gone since, is found
+    /// afresh.
+    @inline(__always)
+    mutating func findRemembering(_ key: UnsafePointer<CChar>) -> Int32 {
+        if key == lastKey, lastFound >= 0, Int(lastFound) < slots.count,
+           let stored = slots[Int(lastFound)].key, strcmp(stored, key) == 0 {
+            return lastFound
+        }
+        let found = find(key)
+        lastKey = key
+        lastFound = found
+        return found
     }
 
     /// Adds a live instance with a copy of `key`, last in creation order; returns its slot.
