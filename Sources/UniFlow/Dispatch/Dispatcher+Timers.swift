@@ -88,8 +88,10 @@ extension Dispatcher {
             disarmStateTimers(at: place)
             if stateSlot(new, of: feature).hasTimers { armStateTimers(at: place, state: new) { base &+ $1.ms } }
         case .actualization:
-            guard stateSlot(new, of: feature).hasTimers,
-                  stateDefinition(new, of: place.feature).timers.contains(where: \.resetOnUpdate) else { return }
+            let slot = stateSlot(new, of: feature)
+            guard slot.hasTimers,
+                  (slot.timerBase..<slot.timerBase + slot.timerCount).contains(where: { hot.timerSpecs[Int($0)].resetOnUpdate })
+            else { return }
             // The entry timers still armed keep their deadline and their place in arm order.
             var kept: [Int: (deadline: UInt64, serial: UInt64)] = [:]
             var index = timerHead(place)
@@ -111,16 +113,17 @@ extension Dispatcher {
     /// (nil: leave that one unarmed). A timer armed again that must keep its
     /// place in arm order (an entry timer an actualization moves) keeps its
     /// serial (`keepingSerials`, by `after` index).
-    func armStateTimers(at place: Place, state: Int32, keepingSerials serials: [Int: UInt64] = [:],
-                        deadline: (Int, StateTimer) -> UInt64?) {
-        let timers = stateDefinition(state, of: place.feature).timers
+    func armStateTimers(at place: Place, state: Int32, keepingSerials serials: [Int: UInt64]? = nil,
+                        deadline: (Int, TimerSpec) -> UInt64?) {
+        let slot = stateSlot(state, of: hot.features[Int(place.feature)])
         var head = timerHead(place)
-        for (i, timer) in timers.enumerated() {
+        for i in 0..<Int(slot.timerCount) {
+            let timer = hot.timerSpecs[Int(slot.timerBase) + i]
             guard let due = deadline(i, timer) else { continue }
             let record = TimerRecord(deadline: due, ms: timer.ms, isState: true, policy: timer.onRestore,
                                      resetOnUpdate: timer.resetOnUpdate, feature: place.feature,
                                      instance: place.instance, state: state, after: Int32(i), next: head)
-            guard let index = try? time.store.arm(record, serial: serials[i]) else {
+            guard let index = try? time.store.arm(record, serial: serials?[i]) else {
                 if reportingActive {
                     report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
                 }

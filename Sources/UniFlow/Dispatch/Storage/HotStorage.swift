@@ -61,10 +61,21 @@ struct StateSlot {
     var hasFields: Bool
     /// `initialize` may enter it.
     var isInitial: Bool
-    /// Has state timers (`after`), armed while the feature is in it.
-    var hasTimers: Bool
+    /// Its state timers (`after`) in `HotStorage.timerSpecs`, armed while the
+    /// feature is in it: `timerCount` from `timerBase`.
+    var timerBase: Int32
+    var timerCount: Int32
+    var hasTimers: Bool { timerCount > 0 }
     /// Its `on` in `HotStorage.eventLists`, or -1.
     var events: Int32
+}
+
+/// What arming a state timer needs, kept flat: arming and disarming on every
+/// transition must not copy (and retain) the state's definition.
+struct TimerSpec {
+    var ms: UInt64
+    var resetOnUpdate: Bool
+    var onRestore: RestorePolicy
 }
 
 /// One event a state or feature takes: its targets in `HotStorage.eventTargets`.
@@ -134,6 +145,7 @@ struct HotStorage {
     var instanceTables = UnsafeVector<InstanceTable>()
     var eventLists = UnsafeVector<EventEntry>()
     var eventTargets = UnsafeVector<EventTargetSlot>()
+    var timerSpecs = UnsafeVector<TimerSpec>()
     /// Bit `1 << kind` for each mutation kind a binding watches on every feature.
     var anyBindingKinds: UInt8 = 0
     /// Mutations are written to a journal.
@@ -253,8 +265,13 @@ struct HotStorage {
         for (s, state) in definition.states.enumerated() {
             let stateName = try arena.store(state.name)
             if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
+            let timerBase = Int32(timerSpecs.count)
+            for timer in state.timers {
+                try timerSpecs.append(TimerSpec(ms: timer.ms, resetOnUpdate: timer.resetOnUpdate, onRestore: timer.onRestore))
+            }
             try states.append(StateSlot(name: stateName, isAuto: state.isAuto, hasFields: !state.fields.isEmpty,
-                                        isInitial: definition.allowsInitialization(into: s), hasTimers: !state.timers.isEmpty,
+                                        isInitial: definition.allowsInitialization(into: s), timerBase: timerBase,
+                                        timerCount: Int32(state.timers.count),
                                         events: try eventList(state.events, declaredIn: Int32(s))))
         }
         slot.events = try eventList(definition.events, declaredIn: -1)
