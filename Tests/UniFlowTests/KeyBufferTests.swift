@@ -54,3 +54,12 @@ import Testing
         #expect(h.state == #"{"Toggle":{"a":{"state":"On","payload":{}},"c":{"state":"Off","payload":{}},"d":{"state":"On","payload":{}},"b":{"state":"On","payload":{}}}}"#)
     }
 }
+
+/// The flat tables' slots are what a registered feature costs: a field that makes
+/// one grow shows in the memory per feature (`bench/run`, group 5).
+@Suite struct SlotSizes {
+    @Test func aStateSlotStaysSixteenBytes() {
+        #expect(MemoryLayout<StateSlot>.stride == 16)
+        #expect(MemoryLayout<EventTargetSlot>.stride <= 24)
+    }
+}

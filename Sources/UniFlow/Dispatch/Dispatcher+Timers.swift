@@ -88,10 +88,8 @@ extension Dispatcher {
             disarmStateTimers(at: place)
             if stateSlot(new, of: feature).hasTimers { armStateTimers(at: place, state: new) { base &+ $1.ms } }
         case .actualization:
-            let slot = stateSlot(new, of: feature)
-            guard slot.hasTimers,
-                  (slot.timerBase..<slot.timerBase + slot.timerCount).contains(where: { hot.timerSpecs[Int($0)].resetOnUpdate })
-            else { return }
+            guard stateSlot(new, of: feature).hasTimers,
+                  timerSpecs(of: new, in: feature).contains(where: { hot.timerSpecs[$0].resetOnUpdate }) else { return }
             // The entry timers still armed keep their deadline and their place in arm order.
             var kept: [Int: (deadline: UInt64, serial: UInt64)] = [:]
             var index = timerHead(place)
@@ -115,10 +113,10 @@ extension Dispatcher {
     /// serial (`keepingSerials`, by `after` index).
     func armStateTimers(at place: Place, state: Int32, keepingSerials serials: [Int: UInt64]? = nil,
                         deadline: (Int, TimerSpec) -> UInt64?) {
-        let slot = stateSlot(state, of: hot.features[Int(place.feature)])
+        let specs = timerSpecs(of: state, in: hot.features[Int(place.feature)])
         var head = timerHead(place)
-        for i in 0..<Int(slot.timerCount) {
-            let timer = hot.timerSpecs[Int(slot.timerBase) + i]
+        for i in 0..<specs.count {
+            let timer = hot.timerSpecs[specs.lowerBound + i]
             guard let due = deadline(i, timer) else { continue }
             let record = TimerRecord(deadline: due, ms: timer.ms, isState: true, policy: timer.onRestore,
                                      resetOnUpdate: timer.resetOnUpdate, feature: place.feature,
@@ -134,6 +132,14 @@ extension Dispatcher {
             noteArmed(due)
         }
         setTimerHead(place, head)
+    }
+
+    /// Where a state's timer specs are in `hot.timerSpecs`: after those of the
+    /// feature's states before it (states are few; the slots stay small).
+    func timerSpecs(of state: Int32, in feature: FeatureSlot) -> Range<Int> {
+        var base = Int(feature.timerSpecBase)
+        for s in 0..<state { base += Int(stateSlot(s, of: feature).timerCount) }
+        return base..<base + Int(stateSlot(state, of: feature).timerCount)
     }
 
     /// Disarms every state timer of a place.

@@ -47,6 +47,8 @@ struct FeatureSlot {
     var intercepted = false
     /// Some watch's selector may read this feature: its changes are noted.
     var watched = false
+    /// Its states' timer specs in `HotStorage.timerSpecs`, state by state.
+    var timerSpecBase: Int32 = 0
     var name: CName
     /// Subscriptions whose filter names this feature without a key.
     var subscribers = SlotList()
@@ -61,10 +63,10 @@ struct StateSlot {
     var hasFields: Bool
     /// `initialize` may enter it.
     var isInitial: Bool
-    /// Its state timers (`after`) in `HotStorage.timerSpecs`, armed while the
-    /// feature is in it: `timerCount` from `timerBase`.
-    var timerBase: Int32
-    var timerCount: Int32
+    /// How many state timers (`after`) it has, armed while the feature is in it;
+    /// their specs follow those of the states before it, from the feature's
+    /// `timerSpecBase` (a count, not an index, keeps the slot at 16 bytes).
+    var timerCount: UInt8
     var hasTimers: Bool { timerCount > 0 }
     /// Its `on` in `HotStorage.eventLists`, or -1.
     var events: Int32
@@ -209,6 +211,7 @@ struct HotStorage {
         let count = definition.states.count
         var slot = FeatureSlot(stateBase: stateBase, stateCount: Int32(count), transitionBase: -1,
                                name: try arena.store(definition.name))
+        slot.timerSpecBase = Int32(timerSpecs.count)
         if let transitions = definition.transitions {
             if count <= HotStorage.matrixStates {
                 slot.transitionBase = Int32(transitionBits.count * 64)
@@ -265,13 +268,15 @@ struct HotStorage {
         for (s, state) in definition.states.enumerated() {
             let stateName = try arena.store(state.name)
             if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
-            let timerBase = Int32(timerSpecs.count)
+            guard state.timers.count <= Int(UInt8.max) else {
+                throw UniFlowError(.schema, "\(definition.name).\(state.name).after: at most \(UInt8.max) timers per state")
+            }
             for timer in state.timers {
                 try timerSpecs.append(TimerSpec(ms: timer.ms, resetOnUpdate: timer.resetOnUpdate, onRestore: timer.onRestore))
             }
             try states.append(StateSlot(name: stateName, isAuto: state.isAuto, hasFields: !state.fields.isEmpty,
-                                        isInitial: definition.allowsInitialization(into: s), timerBase: timerBase,
-                                        timerCount: Int32(state.timers.count),
+                                        isInitial: definition.allowsInitialization(into: s),
+                                        timerCount: UInt8(state.timers.count),
                                         events: try eventList(state.events, declaredIn: Int32(s))))
         }
         slot.events = try eventList(definition.events, declaredIn: -1)
