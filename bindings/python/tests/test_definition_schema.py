@@ -86,6 +86,43 @@ CASES: List[Tuple[str, Any, bool]] = [
                                                 "then": {"call": "h"}}]), False),
     ("given with none", feature(bindings=[{"when": "AnyMutation", "given": [{"spec": "s"}], "then": {"call": "h"}}]), False),
     ("unknown key next to features", {"features": [LAMP], "version": 2}, False),
+    ("feature name not a string", {"feature": 7, "states": {"A": {}}}, False),
+    ("feature name too long", {"feature": "F" * 257, "states": {"A": {}}}, False),
+    ("feature name with a dot", {"feature": "A.B", "states": {"A": {}}}, False),
+    ("states not an object", {"feature": "F", "states": ["A"]}, False),
+    ("a state not an object", {"feature": "F", "states": {"A": "B"}}, False),
+    ("fields not an object", feature(states={"A": {"fields": ["n"]}}), False),
+    ("a field of number type name", feature(states={"A": {"fields": {"n": 3}}}), False),
+    ("bad field name", feature(states={"A": {"fields": {"2n": "number"}}}), False),
+    ("optional not a boolean", feature(states={"A": {"fields": {"n": {"type": "number", "optional": "yes"}}}}), False),
+    ("description not a string", feature(description=3), False),
+    ("state description not a string", state(description=["d"]), False),
+    ("initial names a bad state name", feature(initial=["a-b"]), False),
+    ("transitions not an object", feature(transitions=[["A", "B"]]), False),
+    ("a transition target not a string", feature(transitions={"A": [1]}), False),
+    ("bindings not an array", feature(bindings={"when": "AnyMutation", "then": {"call": "h"}}), False),
+    ("a binding not an object", feature(bindings=["AnyMutation"]), False),
+    ("when not a string", feature(bindings=[{"when": 1, "then": {"call": "h"}}]), False),
+    ("then not an object", feature(bindings=[{"when": "AnyMutation", "then": [{"call": "h"}]}]), False),
+    ("unknown binding key", feature(bindings=[{"when": "AnyMutation", "then": {"call": "h"}, "unless": True}]), False),
+    ("unknown then key", feature(bindings=[{"when": "AnyMutation", "then": {"call": "h", "emit": []}}]), False),
+    ("given not an array", feature(bindings=[{"when": "AnyMutation", "given": {"if": True}, "then": {"call": "h"}}]), False),
+    ("submit not an array", feature(bindings=[{"when": "AnyMutation", "then": {"submit": {"kind": "trigger"}}}]), False),
+    ("a submitted action not an object", feature(bindings=[{"when": "AnyMutation", "then": {"submit": ["x"]}}]), False),
+    ("timer submit not an array", state(after=[{"ms": 1, "submit": {"kind": "trigger"}}]), False),
+    ("timer ms a string", state(after=[dict(TIMER, ms="10")]), False),
+    ("timer ms above 2^53", state(after=[dict(TIMER, ms=2 ** 53 + 1)]), False),
+    ("timer scenario not a string", state(after=[dict(TIMER, scenario=1)]), False),
+    ("on not an object", state(on=["go"]), False),
+    ("a target of a number", state(on={"go": 1}), False),
+    ("target into a bad name", state(on={"go": {"into": "a-b"}}), False),
+    ("target call not a string", state(on={"go": {"into": "B", "call": 1}}), False),
+    ("target payload not an object", state(on={"go": {"into": "B", "payload": [1]}}), False),
+    ("target actualize not a boolean", state(on={"go": {"into": "B", "actualize": "yes"}}), False),
+    ("feature-level on not an object", feature(on="go"), False),
+    ("$schema not a string", dict(LAMP, **{"$schema": 1}), False),
+    ("features not an array", {"features": LAMP}, False),
+    ("a feature of an array", [LAMP, "Lamp"], False),
 ]
 
 
@@ -103,8 +140,12 @@ def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
-@pytest.mark.parametrize("path", sorted(DEFINITIONS.glob("*.json")), ids=lambda p: p.name)
-def test_every_example_definition_validates(path: Any) -> None:
+VALID_TEST_DEFINITIONS = [REPO_ROOT / "Tests" / "cli" / "defs" / name
+                          for name in ("download.json", "stats.json", "notify.json", "upload.json", "beat.json")]
+
+
+@pytest.mark.parametrize("path", sorted(DEFINITIONS.glob("*.json")) + VALID_TEST_DEFINITIONS, ids=lambda p: p.name)
+def test_every_example_and_test_definition_validates(path: Any) -> None:
     errors = [e.message for e in VALIDATOR.iter_errors(json.loads(path.read_text()))]
     assert errors == []
 
@@ -114,6 +155,19 @@ def test_the_schema_and_the_library_agree(name: str, definitions: Any, valid: bo
     accepted, message = library_accepts(definitions)
     assert accepted == valid, f"the library {'accepts' if accepted else 'refuses'} it: {message}"
     assert VALIDATOR.is_valid(definitions) == valid
+
+
+def test_the_definitions_of_the_python_tests_validate() -> None:
+    import conftest
+
+    for name in ("FILE_DOWNLOADING", "MAIN", "SEARCH", "TOGGLE", "COUNTER"):
+        definition = getattr(conftest, name)
+        assert [e.message for e in VALIDATOR.iter_errors(definition)] == [], name
+
+
+def test_at_least_fifty_refused_definitions_are_refused_by_both() -> None:
+    refused = [c for c in CASES if not c[2]]
+    assert len(refused) >= 50
 
 
 def test_what_the_schema_leaves_to_the_library() -> None:

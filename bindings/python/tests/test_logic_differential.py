@@ -20,7 +20,7 @@ generates such rules and checks that every refusal belongs to one of those class
 
 The library is loaded with ctypes from ``UNIFLOW_LIBRARY``; the test is skipped when
 that variable or panzi is missing. ``UNIFLOW_LOGIC_CASES`` and ``UNIFLOW_LOGIC_SEED``
-change the number of cases (default 4000) and the seed.
+change the number of cases (default 4000) and the random generator's seed.
 """
 
 from __future__ import annotations
