@@ -562,23 +562,32 @@ static int command_check(const arguments *args) {
  * graph
  * ------------------------------------------------------------------------------ */
 
+/* A fresh dispatcher with every file of `files` registered, in order, or NULL
+ * (the failing file reported) — for the commands that read definitions only. */
+static uf_dispatcher *registered_dispatcher(const char **files, int count) {
+    uf_dispatcher *d = new_dispatcher(NULL);
+    if (d == NULL) return NULL;
+    for (int i = 0; i < count; i++) {
+        if (register_file(d, files[i]) != UF_OK) {
+            uf_dispatcher_free(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
 static int command_graph(const arguments *args) {
     if (args->count < 1) return usage_error("%s", "graph needs definition files");
-    uf_dispatcher *d = new_dispatcher(NULL);
+    uf_dispatcher *d = registered_dispatcher(args->operands, args->count);
     if (d == NULL) return 1;
     int status = 0;
-    for (int i = 0; i < args->count && status == 0; i++) {
-        if (register_file(d, args->operands[i]) != UF_OK) status = 1;
-    }
-    if (status == 0) {
-        char *dot = NULL;
-        if (uf_graph_dot(d, args->feature, &dot) == UF_OK) {
-            fputs(dot, stdout);
-            uf_free(dot);
-        } else {
-            fprintf(stderr, "uniflow graph: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
-            status = 1;
-        }
+    char *dot = NULL;
+    if (uf_graph_dot(d, args->feature, &dot) == UF_OK) {
+        fputs(dot, stdout);
+        uf_free(dot);
+    } else {
+        fprintf(stderr, "uniflow graph: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
+        status = 1;
     }
     uf_dispatcher_free(d);
     return status;
@@ -736,14 +745,11 @@ static int command_run(const arguments *args) {
 
 static int command_paths(const arguments *args) {
     if (args->count < 1) return usage_error("%s", "paths needs definition files");
-    uf_dispatcher *d = new_dispatcher(NULL);
+    uf_dispatcher *d = registered_dispatcher(args->operands, args->count);
     if (d == NULL) return 1;
     int status = 0;
-    for (int i = 0; i < args->count && status == 0; i++) {
-        if (register_file(d, args->operands[i]) != UF_OK) status = 1;
-    }
     char *text = NULL;
-    if (status == 0 && uf_definitions_get(d, &text) != UF_OK) {
+    if (uf_definitions_get(d, &text) != UF_OK) {
         fprintf(stderr, "uniflow paths: %s: %s\n", uf_status_name(uf_last_status()), uf_last_error());
         status = 1;
     }
