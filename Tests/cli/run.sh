@@ -153,10 +153,12 @@ for machine in xstate/refused/*.json; do
 done
 case_ import_missing_file import xstate xstate/none.json
 
-# The converted machines are definitions the library accepts.
+# The converted machines are definitions the library accepts, every state of which
+# a path reaches; each unguarded path, run, ends in its state.
 import_then_check() {
     converted="$tmp/$(basename "$1")"
-    "$uniflow" import xstate "$1" >"$converted" && "$uniflow" check "$converted" >/dev/null
+    "$uniflow" import xstate "$1" >"$converted" && "$uniflow" check "$converted" >/dev/null &&
+        "$uniflow" paths "$converted" >/dev/null && sh ./paths_run.sh "$bin_dir" "$converted" >/dev/null
 }
 for machine in xstate/*.json; do
     check_ "import_check_$(basename "$machine" .json)" import_then_check "$machine"
