@@ -143,7 +143,7 @@ extension Dispatcher {
         cascade.processed += 1
         let action = HotAction(action: pointer, kind: kind, feature: feature, from: from, into: into, event: event)
         if slot.pointee.intercepted || hot.interceptingAll,
-           let failure = intercept(action.header, current: current, payload: nil) {
+           let failure = intercept(hot: action, current: current) {
             return fail(failure)
         }
         // An interceptor may have registered or subscribed, which can move the tables.

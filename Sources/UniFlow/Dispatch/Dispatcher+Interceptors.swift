@@ -27,18 +27,30 @@ struct InterceptedRecord {
 /// The intercepted action's other parts, and text handed out (valid until the
 /// interceptor returns).
 struct InterceptScratch {
+    /// An interceptor is running (a nested call must keep this scratch).
+    var active = false
+    /// The action: its header and payload, or the hot path's action, whose header
+    /// is made only if an interceptor asks for the JSON or the action fails (most
+    /// read the kind, feature and key alone).
     var action: ActionHeader?
     var payload: JSONObject?
+    var hot: HotAction?
     var jsonText: UnsafeMutablePointer<CChar>?
     /// What the interceptor gave `uf_intercepted_set_reason`.
     var reason: String?
 
+    var header: ActionHeader? { action ?? hot?.header }
+
     mutating func reset() {
-        action = nil
-        payload = nil
-        free(jsonText)
-        jsonText = nil
-        reason = nil
+        active = false
+        if action != nil { action = nil }
+        if payload != nil { payload = nil }
+        hot = nil
+        if let text = jsonText {
+            free(text)
+            jsonText = nil
+        }
+        if reason != nil { reason = nil }
     }
 }
 
@@ -81,23 +93,48 @@ extension Dispatcher {
     /// Calls the interceptors of the action's feature; the first veto or failure
     /// ends it. `current` is the state at the action's place.
     func intercept(_ action: ActionHeader, current: Int32, payload: JSONObject?) -> UniFlowError? {
-        // Only a nested call (an interceptor of another action running) has a
-        // scratch to keep: the common case copies nothing.
-        var saved: InterceptScratch? = nil
-        if scratch.intercepted.action != nil { saved = scratch.intercepted }
+        if scratch.intercepted.active { return nested { intercept(action, current: current, payload: payload) } }
+        scratch.intercepted.active = true
         scratch.intercepted.action = action
         scratch.intercepted.payload = payload
-        defer {
-            scratch.intercepted.reset()
-            if let saved { scratch.intercepted = saved }
-        }
+        let failure = runInterceptors(kind: action.kind, feature: action.feature, into: action.into, key: action.key,
+                                      current: current)
+        scratch.intercepted.reset()
+        return failure
+    }
+
+    /// The hot path's action, intercepted without making its header.
+    func intercept(hot action: HotAction, current: Int32) -> UniFlowError? {
+        if scratch.intercepted.active { return nested { intercept(hot: action, current: current) } }
+        scratch.intercepted.active = true
+        scratch.intercepted.hot = action
+        let failure = runInterceptors(kind: action.kind, feature: action.feature, into: action.into,
+                                      key: action.action.pointee.key, current: current)
+        scratch.intercepted.reset()
+        return failure
+    }
+
+    /// Interception inside an interceptor's call (none of the API's calls leads
+    /// there today: what a callback submits is queued): the outer scratch is kept
+    /// aside, out of the common path.
+    @inline(never)
+    private func nested(_ body: () -> UniFlowError?) -> UniFlowError? {
+        let saved = scratch.intercepted
+        scratch.intercepted = InterceptScratch()
+        let failure = body()
+        scratch.intercepted = saved
+        return failure
+    }
+
+    private func runInterceptors(kind: ActionKind, feature: Int32, into: Int32, key: UnsafePointer<CChar>?,
+                                 current: Int32) -> UniFlowError? {
         let state: Int32
-        switch action.kind {
-        case .initialize, .actualize, .transition, .send: state = action.into
+        switch kind {
+        case .initialize, .actualize, .transition, .send: state = into
         case .deinitialize, .trigger: state = current
         }
-        var record = InterceptedRecord(dispatcher: UnsafeMutableRawPointer(handle), id: 0, kind: action.kind,
-                                       feature: action.feature, state: state, key: action.key)
+        var record = InterceptedRecord(dispatcher: UnsafeMutableRawPointer(handle), id: 0, kind: kind,
+                                       feature: feature, state: state, key: key)
         // Interceptors added while this runs have higher ids and wait for the next action.
         let limit = registrations.nextID
         var i = 0
@@ -106,8 +143,8 @@ extension Dispatcher {
             i += 1
             // Fields read one by one: copying the slot would retain its callback.
             let id = registrations.interceptors[index].id
-            let feature = registrations.interceptors[index].feature
-            guard registrations.interceptors[index].alive, id < limit, feature < 0 || feature == action.feature else { continue }
+            let slotFeature = registrations.interceptors[index].feature
+            guard registrations.interceptors[index].alive, id < limit, slotFeature < 0 || slotFeature == feature else { continue }
             record.id = id
             scratch.intercepted.reason = nil
             registrations.interceptors[index].running = true
@@ -124,7 +161,7 @@ extension Dispatcher {
                 return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)")
             }
             if result < 0 {
-                return UniFlowError(.callback, "\(subject(action)): interceptor \(id) failed (returned \(result))")
+                return UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
             }
         }
         if registrations.interceptorsEnded { compactInterceptors() }
@@ -141,7 +178,7 @@ extension Dispatcher {
 
     /// `uf_intercepted_json`: the action as JSON, made on first request.
     func interceptedText() -> UnsafePointer<CChar>? {
-        if scratch.intercepted.jsonText == nil, let action = scratch.intercepted.action {
+        if scratch.intercepted.jsonText == nil, let action = scratch.intercepted.header {
             var object = actionDescription(action)
             if let payload = scratch.intercepted.payload { object["payload"] = .object(payload) }
             scratch.intercepted.jsonText = try? Memory.copy(JSONValue.object(object).jsonText, for: "an action's text")
