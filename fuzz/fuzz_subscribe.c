@@ -37,6 +37,7 @@ static const struct form {
 typedef struct filter {
     const char *form;
     char feature[300], state[300], second_feature[300], second_state[300];
+    int keyed; /* a reference names an instance: F[key] */
 } filter;
 
 static const char *blanks(const char *p) {
@@ -55,9 +56,33 @@ static const char *name(const char *p, char *out) {
     return blanks(p);
 }
 
+/* After a feature's name: an optional `[key]` (blanks after `[` and before `]`;
+ * the key ends at `]` or a blank). Returns where the reference goes on, NULL when
+ * the key is malformed; *unsure is set when the key holds bytes that are not
+ * ASCII (the library reads the key as UTF-8, repairing what is invalid, which
+ * changes its length: that decision is the library's). */
+static const char *instance_key(const char *p, filter *f, int *unsure) {
+    if (*p != '[') return p;
+    f->keyed = 1;
+    p = blanks(p + 1);
+    const char *start = p;
+    while (*p && *p != ']' && *p != ' ' && *p != '\t') {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x80) *unsure = 1;
+        if (c < 0x20 || c == 0x7F || c == '.' || c == '[' || c == '<' || c == '>' || c == ',') return NULL;
+        ++p;
+    }
+    if (p == start || p - start > 256) return NULL;
+    p = blanks(p);
+    if (*p != ']') return NULL;
+    return blanks(p + 1);
+}
+
 /* 1 when the text is a well-formed filter (names not checked against the
- * registry), 0 when it is UF_ESCHEMA. */
+ * registry), 0 when it is UF_ESCHEMA, 2 when only the library can tell (see
+ * instance_key). */
 static int reference_parse(const char *text, filter *f) {
+    int unsure = 0;
     memset(f, 0, sizeof *f);
     char form_name[300];
     const char *p = name(blanks(text), form_name);
@@ -71,6 +96,8 @@ static int reference_parse(const char *text, filter *f) {
     if (*p != '<') return 0;
     p = name(blanks(p + 1), f->feature);
     if (!p) return 0;
+    p = instance_key(p, f, &unsure);
+    if (!p) return unsure ? 2 : 0;
     if (form->argument != ARG_FEATURE) {
         if (*p != '.') return 0;
         p = name(blanks(p + 1), f->state);
@@ -79,13 +106,23 @@ static int reference_parse(const char *text, filter *f) {
     if (form->argument == ARG_TWO_STATES) {
         if (*p != ',') return 0;
         p = name(blanks(p + 1), f->second_feature);
-        if (!p || *p != '.') return 0;
+        if (!p) return 0;
+        int first_keyed = f->keyed;
+        f->keyed = 0;
+        p = instance_key(p, f, &unsure);
+        if (!p) return unsure ? 2 : 0;
+        /* Both ends name the same instance, or neither names one: only the
+         * library compares the keys, so any key here is its decision. */
+        if (first_keyed || f->keyed) unsure = 1;
+        f->keyed |= first_keyed;
+        if (*p != '.') return 0;
         p = name(blanks(p + 1), f->second_state);
         if (!p) return 0;
         if (strcmp(f->feature, f->second_feature) != 0) return 0; /* across two features */
     }
     if (*p != '>') return 0;
-    return *blanks(p + 1) == '\0';
+    if (*blanks(p + 1) != '\0') return 0;
+    return unsure ? 2 : 1;
 }
 
 /* ---- the fixed script ------------------------------------------------------------ */
@@ -204,9 +241,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     log_.live_payloads = 1;
     int status = uf_subscribe(dispatcher, text, record_matched, &log_, release, &id);
     fuzz_check_status("uf_subscribe", status);
-    if (!parses) {
+    if (parses == 2) {
+        /* It names an instance, and the fixed definitions have no keyed feature. */
+        FUZZ_ASSERT(status == UF_ENOTFOUND || status == UF_ESCHEMA, "the filter '%s' gave %s", text,
+                    uf_status_name(status));
+    } else if (!parses) {
         FUZZ_ASSERT(status == UF_ESCHEMA, "the filter '%s' is not well formed but uf_subscribe gave %s",
                     text, uf_status_name(status));
+    } else if (reference.keyed) {
+        /* The fixed definitions have no keyed feature: an instance of an unknown
+         * feature is not found, of a single feature a schema error. */
+        FUZZ_ASSERT(status == UF_ENOTFOUND || status == UF_ESCHEMA,
+                    "the filter '%s' names an instance but uf_subscribe gave %s", text, uf_status_name(status));
     } else {
         FUZZ_ASSERT(status == UF_OK || status == UF_ENOTFOUND,
                     "the filter '%s' is well formed but uf_subscribe gave %s", text, uf_status_name(status));

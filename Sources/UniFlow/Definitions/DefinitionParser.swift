@@ -206,11 +206,16 @@ enum DefinitionParser {
     // MARK: Timers
 
     private static let timerKeys = ["ms", "submit", "scenario", "reset", "on_restore"]
+    /// A state's timers are counted in a byte of its slot.
+    static let maxTimersPerState = Int(UInt8.max)
     /// The longest delay: a JSON integer any host reads exactly.
     static let maxTimerMilliseconds: UInt64 = 1 << 53
 
     private static func parseTimers(_ json: JSONValue, at path: String) throws(UniFlowError) -> [StateTimer] {
         guard case .array(let items) = json else { throw expected("array", got: json, at: path) }
+        guard items.count <= maxTimersPerState else {
+            throw UniFlowError(.schema, "\(path): at most \(maxTimersPerState) timers per state, got \(items.count)")
+        }
         var timers: [StateTimer] = []
         for (i, item) in items.enumerated() {
             let timerPath = "\(path)[\(i)]"

@@ -75,6 +75,7 @@ CASES: List[Tuple[str, Any, bool]] = [
     ("bad on_restore", state(after=[dict(TIMER, on_restore="skip")]), False),
     ("unknown timer key", state(after=[dict(TIMER, delay=3)]), False),
     ("after not an array", state(after=TIMER), False),
+    ("256 timers on one state", state(after=[TIMER] * 256), False),
     ("bad event name", state(on={"bad-name": "B"}), False),
     ("empty target list", state(on={"go": []}), False),
     ("target without into", state(on={"go": {"if": True}}), False),

@@ -168,7 +168,7 @@ struct HotStorage {
     /// Makes room for the tables of `definitions`, so that adding them cannot
     /// fail half-way: registration is all or nothing, out of memory included.
     mutating func reserve(for definitions: [FeatureDefinition], arena: inout NameArena) throws(UniFlowError) {
-        var states = 0, names = 0, nameBytes = 0, bits = 0, pairs = 0, lists = 0, targets = 0, keyed = 0
+        var states = 0, names = 0, nameBytes = 0, bits = 0, pairs = 0, lists = 0, targets = 0, keyed = 0, timers = 0
         func count(_ events: [EventTargets]) {
             guard !events.isEmpty else { return }
             lists += events.count + 1
@@ -185,6 +185,7 @@ struct HotStorage {
             nameBytes += definition.name.utf8.count + 1
             for state in definition.states {
                 nameBytes += state.name.utf8.count + 1
+                timers += state.timers.count
                 count(state.events)
             }
             count(definition.events)
@@ -199,6 +200,7 @@ struct HotStorage {
         try transitionPairs.reserve(pairs)
         try eventLists.reserve(lists)
         try eventTargets.reserve(targets)
+        try timerSpecs.reserve(timers)
         try instanceTables.reserve(keyed)
         try self.names.reserve(names)
         try arena.reserve(nameBytes)
@@ -268,9 +270,6 @@ struct HotStorage {
         for (s, state) in definition.states.enumerated() {
             let stateName = try arena.store(state.name)
             if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
-            guard state.timers.count <= Int(UInt8.max) else {
-                throw UniFlowError(.schema, "\(definition.name).\(state.name).after: at most \(UInt8.max) timers per state")
-            }
             for timer in state.timers {
                 try timerSpecs.append(TimerSpec(ms: timer.ms, resetOnUpdate: timer.resetOnUpdate, onRestore: timer.onRestore))
             }
@@ -362,6 +361,7 @@ struct HotStorage {
         instanceTables.deallocate()
         eventLists.deallocate()
         eventTargets.deallocate()
+        timerSpecs.deallocate()
         features.deallocate()
         states.deallocate()
         transitionBits.deallocate()
