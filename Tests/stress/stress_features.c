@@ -133,6 +133,7 @@ typedef struct tracked {
     atomic_int freed;  /* payload_free calls */
     atomic_int inside; /* callbacks of it running now */
     atomic_int live;   /* registered and not ended (by uf_unsubscribe or UF_STOP) */
+    atomic_int called; /* called at least once (read outside callbacks) */
     enum kind kind;
     int variant;    /* a watch's selector, a deferred subscription's filter */
     int stop_after; /* return UF_STOP on this call (0: never) */
@@ -172,6 +173,7 @@ static void enter(tracked *t, const char *what) {
     if (atomic_load(&t->freed)) problem(what, "ran after its payload_free");
     if (atomic_load(&dispatcher_freed)) problem(what, "ran after uf_dispatcher_free");
     if (atomic_fetch_add(&t->inside, 1) != 0) problem(what, "ran twice at once");
+    atomic_store(&t->called, 1);
     ++t->calls;
 }
 
@@ -455,7 +457,7 @@ static void churn(uint64_t r, uint64_t *id, tracked **slot) {
     }
     if (*id == 0) problem("a callback's id is 0", NULL);
     /* A direct watch was called once, with the current value, before uf_watch returned. */
-    if (kind == K_WATCH && t->calls < 1) problem("uf_watch returned before calling the watch", NULL);
+    if (kind == K_WATCH && !atomic_load(&t->called)) problem("uf_watch returned before calling the watch", NULL);
     *slot = t;
     atomic_fetch_add(&callbacks_added, 1);
 }
