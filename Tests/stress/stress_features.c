@@ -25,8 +25,8 @@
  *   b. the final model (uf_state_get, whole, and uf_instance_get per key) is the
  *      one the mutations seen by a direct AnyMutation subscriber imply, instances
  *      in creation order; seq counts from 1 without a gap;
- *   c. no mutation breaks the veto rule, and a vetoed initialization fails with
- *      the reason the interceptor gave;
+ *   c. no mutation breaks the veto rule, a vetoed initialization fails with the
+ *      reason the interceptor gave, and each veto is reported once;
  *   d. a watch is never called with the value it was called with last, its
  *      "previous" is that value, and the last value of every watch still alive is
  *      its selector evaluated on the final model (uf_logic_apply over
@@ -667,10 +667,9 @@ int main(void) {
     }
     for (int i = 0; i <= threads; ++i) pthread_join(ids[i], NULL);
 
-    /* Quiet: the state timers (2 and 3 ms) and the API timers (< 6 ms) run out
-     * (a timer's cascade cannot arm another: interceptors arm one only for an
-     * initialization, which no timer of the definitions submits, and the
-     * workers' initializations are over). */
+    /* Quiet: the state timers (2 and 3 ms) and the API timers (< 6 ms) run out.
+     * Chains end: a submitting interceptor arms a timer only for a Job
+     * initialization, and that timer actualizes Gauge, which arms nothing. */
     char *timers = NULL;
     for (int tries = 0; tries < 1000; ++tries) {
         uf_free(timers);
