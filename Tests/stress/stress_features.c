@@ -7,13 +7,13 @@
  * vetoes by a fixed rule, some that only look, some that submit), deferred
  * subscriptions, and uf_unsubscribe of all of them.
  *
- * Worker threads pick at random: initialize, send to, actualize or deinitialize an
- * instance of the keyed feature Job (64 keys, so that they collide; an instance
- * that waits in Idle for 2 ms expires through its state timer); arm the single
- * feature Latch (its state timer trips it 3 ms later) or disarm it; arm, re-arm
- * and cancel API timers acting on Gauge and on Job instances; add and end
- * watches, deferred subscriptions and interceptors; read (instances, the model,
- * timers, the clock, a snapshot). A loop thread polls uf_loop_fd and runs
+ * Worker threads pick at random: initialize, send to, actualize, transition or
+ * deinitialize an instance of the keyed feature Job (64 keys, so that they
+ * collide; an instance that waits in Idle for 2 ms expires through its state
+ * timer); arm the single feature Latch (its state timer trips it 3 ms later) or
+ * disarm it; arm, re-arm and cancel API timers acting on Gauge and on Job
+ * instances; add and end watches, deferred subscriptions and interceptors; read
+ * (instances, the model, timers, the clock, a snapshot). A loop thread polls uf_loop_fd and runs
  * uf_loop_run, which delivers the deferred subscriptions and watches.
  *
  * The vetoing interceptor lives all along and vetoes every action on a Job key
@@ -495,10 +495,16 @@ static void *worker(void *arg) {
         } else if (op < 25) {
             status = uf_send(d, "Job", key, events[(r >> 20) % 4], NULL);
             expect_action(status, "a send failed:");
-        } else if (op < 32) {
+        } else if (op < 29) {
             snprintf(json, sizeof json, "{\"kind\":\"actualize\",\"feature\":\"Job\",\"key\":\"%s\",\"in\":\"Busy\","
                      "\"payload\":{\"n\":%d}}", key, (int)((r >> 24) % 1000));
             expect_action(uf_submit(d, json), "an actualization failed:");
+        } else if (op < 32) {
+            /* A transition without an event: from Busy (declared), or from anywhere. */
+            a.kind = UF_ACTION_TRANSITION;
+            a.from = (r >> 20) & 1 ? "Busy" : NULL;
+            a.into = (r >> 21) & 1 ? "Done" : "Idle";
+            expect_action(uf_dispatch(d, &a), "a transition failed:");
         } else if (op < 37) {
             a.kind = UF_ACTION_DEINITIALIZE;
             expect_action(uf_dispatch(d, &a), "a deinitialization failed:");
