@@ -11,6 +11,16 @@
  * arguments, callbacks' outputs (uf_context_become, uf_binding_call_set_output)
  * and files (uf_register_file, uf_replay_file).
  *
+ * This round's functions (timers, the clock, the loop, snapshots, instances,
+ * watches, interceptors, events) are held to their exact status and message:
+ * NULL for each argument, bad timer ids (a state timer's shape included), bad keys
+ * through every entry that takes one (JSON actions, batches, timers, restores,
+ * snapshots, filters, definitions' templates, uf_action, uf_send,
+ * uf_instance_get), the calls a callback must not make (advance the clock, run
+ * the loop, free the dispatcher, batch, restore) inside a watch, an interceptor,
+ * a timer's cascade, a deferred delivery and on the library's timer thread, and
+ * selectors 100,000 deep, 4 MB long or of 200,000 operands.
+ *
  * Each case prints one line: `ok   case: STATUS "message"`. A case that gets a
  * status outside the ones the contract allows, an error without a message, or
  * takes longer than UNIFLOW_MISUSE_CASE_SECONDS (default 20; input of 10 MB must
@@ -36,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1073,36 +1084,49 @@ static double env_seconds(const char *name, double fallback, double low) {
 
 
 /* ---- this round: time, the loop, instances, watches, interceptors, events -------- */
+/*
+ * Every case here checks the exact status and the exact message (uf_last_error(),
+ * or what a callback read from it), since these are what a host shows its users.
+ */
+
+/* The status must be `want` and, for an error, `got` (the message the call left)
+ * exactly `message`, with uf_last_status() agreeing when `got` is the thread's. */
+static void verdict(const char *name, int status, const char *got, int last_status, int want, const char *message) {
+    ++cases;
+    double took = finished(name);
+    const char *why = NULL;
+    if (status != want) why = "unexpected status";
+    else if (status < 0 && strcmp(got, message) != 0) why = "unexpected message";
+    else if (status < 0 && last_status != status) why = "uf_last_status() differs from the returned status";
+    printf("%s %-62s %-12s \"%.110s\"", why ? "FAIL" : "ok  ", name, uf_status_name(status), status < 0 ? got : "");
+    if (took >= 0.5) printf(" (%.1f s)", took);
+    printf("\n");
+    if (why) {
+        printf("     ^ %s; expected %s \"%s\"\n", why, uf_status_name(want), want < 0 ? message : "");
+        ++failures;
+    }
+}
+
+static void exactly(const char *name, int status, int want, const char *message) {
+    verdict(name, status, uf_last_error(), uf_last_status(), want, message);
+}
 
 static const char jobs[] =
-    "{\"feature\":\"Job\",\"instances\":\"keyed\",\"states\":{\"Idle\":{\"on\":{\"go\":\"Busy\"}},\"Busy\":{}}}";
+    "{\"feature\":\"Job\",\"instances\":\"keyed\",\"states\":{"
+    "\"Idle\":{\"on\":{\"go\":\"Busy\"},"
+    "         \"after\":[{\"ms\":50,\"submit\":[{\"kind\":\"transition\",\"feature\":\"Job\",\"into\":\"Busy\"}]}]},"
+    "\"Busy\":{}}}";
+static const char blink[] =
+    "{\"feature\":\"Blink\",\"states\":{\"On\":{\"after\":[{\"ms\":50,\"submit\":[{\"kind\":\"deinitialize\",\"feature\":\"Blink\"}]}]}}}";
 
-static int inside_status; /* what a call made inside a callback answered */
-
-static int advance_inside(const uf_mutation *m, void *p) {
-    (void)p;
-    inside_status = uf_clock_advance(uf_mutation_dispatcher(m), 1);
-    return UF_STOP;
-}
-
-static int loop_run_inside(const uf_mutation *m, void *p) {
-    (void)p;
-    inside_status = uf_loop_run(uf_mutation_dispatcher(m), NULL);
-    return UF_STOP;
-}
-
-static int free_inside_watch(const uf_watch_event *w, void *p) {
-    (void)p;
-    uf_dispatcher_free(uf_watch_dispatcher(w));
-    inside_status = uf_last_status();
-    return UF_STOP;
-}
-
-static int free_inside_interceptor(uf_intercepted *a, void *p) {
-    (void)p;
-    uf_dispatcher_free(uf_intercepted_dispatcher(a));
-    inside_status = uf_last_status();
-    return 0;
+/* A dispatcher with Toggle, Holder, Job (keyed, a state timer in Idle) and Blink (a state timer). */
+static uf_dispatcher *fresh_round(const char *options) {
+    uf_dispatcher *d = fresh(options);
+    if (uf_register(d, jobs) != UF_OK || uf_register(d, blink) != UF_OK) {
+        fprintf(stderr, "misuse: setup failed: %s\n", uf_last_error());
+        exit(2);
+    }
+    return d;
 }
 
 static int watch_keep(const uf_watch_event *w, void *p) {
@@ -1117,12 +1141,17 @@ static int intercept_pass(uf_intercepted *a, void *p) {
     return 0;
 }
 
-static void this_round(void) {
-    uf_dispatcher *d = fresh("{\"clock\": \"manual\", \"timers\": \"host\"}");
-    if (uf_register(d, jobs) != UF_OK) {
-        fprintf(stderr, "misuse: setup failed: %s\n", uf_last_error());
-        exit(2);
-    }
+static int reason_status = 99;
+static char reason_message[300];
+static int set_null_reason(uf_intercepted *a, void *p) {
+    (void)p;
+    reason_status = uf_intercepted_set_reason(a, NULL);
+    snprintf(reason_message, sizeof reason_message, "%s", uf_last_error());
+    return 0;
+}
+
+static void round_null_arguments(void) {
+    uf_dispatcher *d = fresh_round("{\"clock\": \"manual\", \"timers\": \"host\"}");
     char *out = NULL;
     int fd = 0, ms = 0;
     uint64_t u = 0;
@@ -1131,145 +1160,555 @@ static void this_round(void) {
     a.feature = "Toggle";
     a.into = "Off";
 
-    /* NULL arguments of every new function. */
-    expect("uf_submit_after(NULL, ...)", uf_submit_after(NULL, init_off, 1, NULL, 0), UF_EINVAL, END);
-    expect("uf_submit_after(d, NULL, ...)", uf_submit_after(d, NULL, 1, NULL, 0), UF_EINVAL, END);
-    expect("uf_dispatch_after(d, NULL, ...)", uf_dispatch_after(d, NULL, 1, NULL, 0), UF_EINVAL, END);
-    expect("uf_dispatch_after(NULL, &a, ...)", uf_dispatch_after(NULL, &a, 1, NULL, 0), UF_EINVAL, END);
-    expect("uf_submit_after with unknown flags", uf_submit_after(d, init_off, 1, "t", 0x80), UF_EINVAL, END);
-    expect("uf_timer_cancel(d, NULL)", uf_timer_cancel(d, NULL), UF_EINVAL, END);
-    expect("uf_timer_cancel(NULL, id)", uf_timer_cancel(NULL, "t"), UF_EINVAL, END);
-    expect("uf_timers_get(d, NULL)", uf_timers_get(d, NULL), UF_EINVAL, END);
-    expect("uf_clock_advance(NULL, 1)", uf_clock_advance(NULL, 1), UF_EINVAL, END);
-    expect("uf_clock_now(d, NULL)", uf_clock_now(d, NULL), UF_EINVAL, END);
-    expect("uf_loop_fd(d, NULL)", uf_loop_fd(d, NULL), UF_EINVAL, END);
-    expect("uf_loop_fd(NULL, &fd)", uf_loop_fd(NULL, &fd), UF_EINVAL, END);
-    expect("uf_loop_timeout(d, NULL)", uf_loop_timeout(d, NULL), UF_EINVAL, END);
-    expect("uf_loop_timeout(NULL, &ms)", uf_loop_timeout(NULL, &ms), UF_EINVAL, END);
-    expect("uf_loop_run(NULL, &done)", uf_loop_run(NULL, &u), UF_EINVAL, END);
-    expect("uf_snapshot_get(d, NULL)", uf_snapshot_get(d, NULL), UF_EINVAL, END);
-    expect("uf_snapshot_restore(d, NULL)", uf_snapshot_restore(d, NULL), UF_EINVAL, END);
-    expect("uf_instance_get(d, NULL, key, &out)", uf_instance_get(d, NULL, "k", &out), UF_EINVAL, END);
-    expect("uf_instance_get(d, feature, NULL, &out)", uf_instance_get(d, "Job", NULL, &out), UF_EINVAL, END);
-    expect("uf_instance_get(d, feature, key, NULL)", uf_instance_get(d, "Job", "k", NULL), UF_EINVAL, END);
-    expect("uf_send(NULL, ...)", uf_send(NULL, "Job", "k", "go", NULL), UF_EINVAL, END);
-    expect("uf_send(d, NULL feature, ...)", uf_send(d, NULL, "k", "go", NULL), UF_EINVAL, END);
-    expect("uf_send(d, feature, key, NULL event, ...)", uf_send(d, "Job", "k", NULL, NULL), UF_EINVAL, END);
+    exactly("uf_submit_after(NULL, ...)", uf_submit_after(NULL, init_off, 1, NULL, 0), UF_EINVAL,
+            "uf_submit_after: dispatcher is NULL");
+    exactly("uf_submit_after(d, NULL, ...)", uf_submit_after(d, NULL, 1, NULL, 0), UF_EINVAL,
+            "uf_submit_after: action_json is NULL");
+    exactly("uf_submit_after with unknown flags", uf_submit_after(d, init_off, 1, "t", 0x80), UF_EINVAL,
+            "uf_submit_after: unknown flags 128");
+    exactly("uf_dispatch_after(NULL, &a, ...)", uf_dispatch_after(NULL, &a, 1, NULL, 0), UF_EINVAL,
+            "uf_dispatch_after: dispatcher is NULL");
+    exactly("uf_dispatch_after(d, NULL, ...)", uf_dispatch_after(d, NULL, 1, NULL, 0), UF_EINVAL,
+            "uf_dispatch_after: action is NULL");
+    exactly("uf_dispatch_after with unknown flags", uf_dispatch_after(d, &a, 1, "t", 2), UF_EINVAL,
+            "uf_dispatch_after: unknown flags 2");
     freed_count = 0;
-    expect("uf_subscribe_deferred(d, when, NULL fn, ...)", uf_subscribe_deferred(d, NULL, NULL, NULL, count_free, NULL),
-           UF_EINVAL, END);
-    expect("uf_watch(d, NULL select, ...)", uf_watch(d, NULL, watch_keep, NULL, count_free, NULL), UF_EINVAL, END);
-    expect("uf_watch(d, select, NULL fn, ...)", uf_watch(d, "{\"var\":\"model\"}", NULL, NULL, count_free, NULL),
-           UF_EINVAL, END);
-    expect("uf_watch_deferred(NULL, ...)", uf_watch_deferred(NULL, "{\"var\":\"model\"}", watch_keep, NULL, count_free, NULL),
-           UF_EINVAL, END);
-    expect("uf_intercept(d, feature, NULL fn, ...)", uf_intercept(d, NULL, NULL, NULL, count_free, NULL), UF_EINVAL, END);
-    expect("uf_intercept(d, unknown feature, ...)", uf_intercept(d, "Nope", intercept_pass, NULL, count_free, NULL),
-           UF_ENOTFOUND, END);
-    check("  ... each refused registration ran payload_free once", freed_count == 6, NULL);
+    a.via = go_on;
+    a.via_payload_free = count_free;
+    exactly("uf_dispatch_after with a via", uf_dispatch_after(d, &a, 1, NULL, 0), UF_EINVAL,
+            "uf_dispatch_after: a timer's action cannot have a via callback");
+    check("  ... its via_payload_free ran once", freed_count == 1, NULL);
+    a.via = NULL;
+    a.via_payload_free = NULL;
+    exactly("uf_timer_cancel(NULL, id)", uf_timer_cancel(NULL, "t"), UF_EINVAL, "uf_timer_cancel: dispatcher is NULL");
+    exactly("uf_timer_cancel(d, NULL)", uf_timer_cancel(d, NULL), UF_EINVAL, "uf_timer_cancel: timer_id is NULL");
+    exactly("uf_timers_get(NULL, &out)", uf_timers_get(NULL, &out), UF_EINVAL, "uf_timers_get: dispatcher is NULL");
+    exactly("uf_timers_get(d, NULL)", uf_timers_get(d, NULL), UF_EINVAL, "uf_timers_get: out_json is NULL");
+    exactly("uf_clock_advance(NULL, 1)", uf_clock_advance(NULL, 1), UF_EINVAL, "uf_clock_advance: dispatcher is NULL");
+    exactly("uf_clock_now(NULL, &ms)", uf_clock_now(NULL, &u), UF_EINVAL, "uf_clock_now: dispatcher is NULL");
+    exactly("uf_clock_now(d, NULL)", uf_clock_now(d, NULL), UF_EINVAL, "uf_clock_now: out_ms is NULL");
+    exactly("uf_loop_fd(NULL, &fd)", uf_loop_fd(NULL, &fd), UF_EINVAL, "uf_loop_fd: dispatcher is NULL");
+    exactly("uf_loop_fd(d, NULL)", uf_loop_fd(d, NULL), UF_EINVAL, "uf_loop_fd: out_fd is NULL");
+    exactly("uf_loop_timeout(NULL, &ms)", uf_loop_timeout(NULL, &ms), UF_EINVAL, "uf_loop_timeout: dispatcher is NULL");
+    exactly("uf_loop_timeout(d, NULL)", uf_loop_timeout(d, NULL), UF_EINVAL, "uf_loop_timeout: out_ms is NULL");
+    exactly("uf_loop_run(NULL, &done)", uf_loop_run(NULL, &u), UF_EINVAL, "uf_loop_run: dispatcher is NULL");
+    exactly("uf_loop_run(d, NULL) (out_done may be NULL)", uf_loop_run(d, NULL), UF_OK, NULL);
+    exactly("uf_snapshot_get(NULL, &out)", uf_snapshot_get(NULL, &out), UF_EINVAL, "uf_snapshot_get: dispatcher is NULL");
+    exactly("uf_snapshot_get(d, NULL)", uf_snapshot_get(d, NULL), UF_EINVAL, "uf_snapshot_get: out_json is NULL");
+    exactly("uf_snapshot_restore(NULL, json)", uf_snapshot_restore(NULL, "{}"), UF_EINVAL,
+            "uf_snapshot_restore: dispatcher is NULL");
+    exactly("uf_snapshot_restore(d, NULL)", uf_snapshot_restore(d, NULL), UF_EINVAL,
+            "uf_snapshot_restore: snapshot_json is NULL");
+    exactly("uf_snapshot_restore(d, not JSON)", uf_snapshot_restore(d, "{"), UF_EJSON, "line 1, column 1: string or '}' expected near end of file");
+    exactly("uf_snapshot_restore(d, a timer of no state timer)",
+            uf_snapshot_restore(d, "{\"clock\":\"manual\",\"model\":{\"Toggle\":{\"state\":\"Off\",\"payload\":{}}},"
+                                   "\"timers\":[{\"id\":\"Toggle.Off.after[0]\",\"kind\":\"state\",\"due_at\":5,"
+                                   "\"remaining_ms\":5,\"ms\":5,\"on_restore\":\"fire\"}]}"),
+            UF_ESCHEMA, "snapshot.timers[0].id: 'Toggle.Off.after[0]' names no state timer of the model");
+
+    freed_count = 0;
+    exactly("uf_subscribe_deferred(NULL, ...)", uf_subscribe_deferred(NULL, NULL, keep, NULL, count_free, NULL), UF_EINVAL,
+            "uf_subscribe_deferred: dispatcher is NULL");
+    exactly("uf_subscribe_deferred(d, when, NULL fn, ...)", uf_subscribe_deferred(d, NULL, NULL, NULL, count_free, NULL),
+            UF_EINVAL, "uf_subscribe_deferred: fn is NULL");
+    exactly("uf_subscribe_deferred(d, \"\", ...)", uf_subscribe_deferred(d, "", keep, NULL, count_free, NULL), UF_ESCHEMA,
+            "cannot parse filter '': empty filter");
+    exactly("uf_subscribe_deferred(d, unknown feature, ...)",
+            uf_subscribe_deferred(d, "AnyMutationOf<Nope>", keep, NULL, count_free, NULL), UF_ENOTFOUND,
+            "filter 'AnyMutationOf<Nope>': unknown feature 'Nope'");
+    check("  ... each refused deferred subscription ran payload_free once", freed_count == 4, NULL);
+
+    static const char *const select = "{\"var\":\"model.Toggle.state\"}";
+    freed_count = 0;
+    exactly("uf_watch(NULL, ...)", uf_watch(NULL, select, watch_keep, NULL, count_free, NULL), UF_EINVAL,
+            "uf_watch: dispatcher is NULL");
+    exactly("uf_watch(d, NULL select, ...)", uf_watch(d, NULL, watch_keep, NULL, count_free, NULL), UF_EINVAL,
+            "uf_watch: select_json is NULL");
+    exactly("uf_watch(d, select, NULL fn, ...)", uf_watch(d, select, NULL, NULL, count_free, NULL), UF_EINVAL,
+            "uf_watch: fn is NULL");
+    exactly("uf_watch(d, not JSON, ...)", uf_watch(d, "{\"var\":", watch_keep, NULL, count_free, NULL), UF_EJSON,
+            "line 1, column 7: unexpected token near end of file");
+    exactly("uf_watch(d, an unknown operator, ...)", uf_watch(d, "{\"nope\":[1]}", watch_keep, NULL, count_free, NULL),
+            UF_ESCHEMA, "select_json: unknown operator 'nope'");
+    exactly("uf_watch_deferred(NULL, ...)", uf_watch_deferred(NULL, select, watch_keep, NULL, count_free, NULL), UF_EINVAL,
+            "uf_watch_deferred: dispatcher is NULL");
+    exactly("uf_watch_deferred(d, NULL select, ...)", uf_watch_deferred(d, NULL, watch_keep, NULL, count_free, NULL),
+            UF_EINVAL, "uf_watch_deferred: select_json is NULL");
+    exactly("uf_watch_deferred(d, select, NULL fn, ...)", uf_watch_deferred(d, select, NULL, NULL, count_free, NULL),
+            UF_EINVAL, "uf_watch_deferred: fn is NULL");
+    exactly("uf_watch_deferred(d, not JSON, ...)", uf_watch_deferred(d, "[", watch_keep, NULL, count_free, NULL), UF_EJSON,
+            "line 1, column 1: ']' expected near end of file");
+    exactly("uf_watch_deferred(d, '==' with 1 argument, ...)",
+            uf_watch_deferred(d, "{\"==\":[1]}", watch_keep, NULL, count_free, NULL), UF_ESCHEMA,
+            "select_json: operator '==' takes 2 arguments, got 1");
+    check("  ... each refused watch ran payload_free once", freed_count == 10, NULL);
+
+    freed_count = 0;
+    exactly("uf_intercept(NULL, ...)", uf_intercept(NULL, NULL, intercept_pass, NULL, count_free, NULL), UF_EINVAL,
+            "uf_intercept: dispatcher is NULL");
+    exactly("uf_intercept(d, feature, NULL fn, ...)", uf_intercept(d, NULL, NULL, NULL, count_free, NULL), UF_EINVAL,
+            "uf_intercept: fn is NULL");
+    exactly("uf_intercept(d, unknown feature, ...)", uf_intercept(d, "Nope", intercept_pass, NULL, count_free, NULL),
+            UF_ENOTFOUND, "unknown feature 'Nope'");
+    check("  ... each refused interceptor ran payload_free once", freed_count == 3, NULL);
+
+    exactly("uf_instance_get(NULL, ...)", uf_instance_get(NULL, "Job", "k", &out), UF_EINVAL,
+            "uf_instance_get: dispatcher is NULL");
+    exactly("uf_instance_get(d, NULL feature, ...)", uf_instance_get(d, NULL, "k", &out), UF_EINVAL,
+            "uf_instance_get: feature is NULL");
+    exactly("uf_instance_get(d, feature, NULL key, ...)", uf_instance_get(d, "Job", NULL, &out), UF_EINVAL,
+            "uf_instance_get: key is NULL");
+    exactly("uf_instance_get(d, feature, key, NULL)", uf_instance_get(d, "Job", "k", NULL), UF_EINVAL,
+            "uf_instance_get: out_json is NULL");
+    exactly("uf_instance_get of a single feature", uf_instance_get(d, "Toggle", "k", &out), UF_ESCHEMA,
+            "Toggle is a single feature: it has no instances");
+    exactly("uf_instance_get of an unknown feature", uf_instance_get(d, "Nope", "k", &out), UF_ENOTFOUND, "unknown feature 'Nope'");
+    out = (char *)"untouched";
+    exactly("uf_instance_get of an instance that does not live", uf_instance_get(d, "Job", "k", &out), UF_OK, NULL);
+    check("  ... gives NULL", out == NULL, out);
+
+    exactly("uf_send(NULL, ...)", uf_send(NULL, "Job", "k", "go", NULL), UF_EINVAL, "uf_send: dispatcher is NULL");
+    exactly("uf_send(d, NULL feature, ...)", uf_send(d, NULL, "k", "go", NULL), UF_EINVAL, "uf_send: feature is NULL");
+    exactly("uf_send(d, feature, key, NULL event, ...)", uf_send(d, "Job", "k", NULL, NULL), UF_EINVAL,
+            "uf_send: event is NULL");
+    exactly("uf_send without a key to a keyed feature", uf_send(d, "Job", NULL, "go", NULL), UF_EINVAL,
+            "Job is keyed: an action on it needs a key");
+    exactly("uf_send with a key to a single feature", uf_send(d, "Toggle", "k", "go", NULL), UF_EINVAL,
+            "Toggle is a single feature: an action on it takes no key");
+    exactly("uf_send with a payload that is not JSON", uf_send(d, "Job", "k", "go", "{"), UF_EJSON,
+            "line 1, column 1: string or '}' expected near end of file");
+    exactly("uf_send with a payload that is not an object", uf_send(d, "Job", "k", "go", "[]"), UF_ESCHEMA,
+            "uf_action.payload_json must be an object, got array");
+    exactly("uf_send to an unknown feature", uf_send(d, "Nope", "k", "go", NULL), UF_ENOTFOUND, "unknown feature 'Nope'");
+    exactly("uf_send to an instance that does not live", uf_send(d, "Job", "k", "go", NULL), UF_REJECTED,
+            "Job[k] is not initialized");
+    exactly("  ... (it lives)", uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"k\",\"into\":\"Idle\"}"),
+            UF_OK, NULL);
+    exactly("uf_send of an event its state does not take", uf_send(d, "Job", "k", "stop", NULL), UF_REJECTED,
+            "Job[k] in state Idle has no transition for event 'stop'");
+
     check("accessors of this round answer NULL or 0 for NULL",
           uf_mutation_key(NULL) == NULL && uf_mutation_dropped(NULL) == 0 && uf_watch_value_json(NULL) == NULL &&
               uf_watch_previous_json(NULL) == NULL && uf_watch_id(NULL) == 0 && uf_watch_dispatcher(NULL) == NULL &&
-              uf_intercepted_feature(NULL) == NULL && uf_intercepted_key(NULL) == NULL &&
-              uf_intercepted_state(NULL) == NULL && uf_intercepted_json(NULL) == NULL && uf_intercepted_id(NULL) == 0 &&
+              uf_intercepted_kind(NULL) == 0 && uf_intercepted_feature(NULL) == NULL &&
+              uf_intercepted_key(NULL) == NULL && uf_intercepted_state(NULL) == NULL &&
+              uf_intercepted_json(NULL) == NULL && uf_intercepted_id(NULL) == 0 &&
               uf_intercepted_dispatcher(NULL) == NULL && uf_context_key(NULL) == NULL,
           NULL);
-    expect("uf_intercepted_set_reason(NULL, reason)", uf_intercepted_set_reason(NULL, "r"), UF_EINVAL, END);
+    exactly("uf_intercepted_set_reason(NULL, reason)", uf_intercepted_set_reason(NULL, "r"), UF_EINVAL,
+            "uf_intercepted_set_reason: a is NULL");
+    uint64_t id = 0;
+    uf_intercept(d, NULL, set_null_reason, NULL, NULL, &id);
+    uf_submit(d, init_off);
+    verdict("uf_intercepted_set_reason(a, NULL) in an interceptor", reason_status, reason_message, reason_status,
+            UF_EINVAL, "uf_intercepted_set_reason: reason is NULL");
+    uf_unsubscribe(d, id);
+    uf_dispatcher_free(d);
+}
 
-    /* Timer ids. */
-    char long_id[300];
-    memset(long_id, 't', 257);
-    long_id[257] = '\0';
-    expect("uf_submit_after with a 257-byte id", uf_submit_after(d, init_off, 1, long_id, 0), UF_EINVAL, END);
-    expect("uf_submit_after with an empty id", uf_submit_after(d, init_off, 1, "", 0), UF_EINVAL, END);
-    expect("uf_submit_after with a state timer's id", uf_submit_after(d, init_off, 1, "Toggle.Off.after[0]", 0),
-           UF_EINVAL, END);
-    expect("uf_timer_cancel of a state timer's id", uf_timer_cancel(d, "Toggle.Off.after[0]"), UF_EMISUSE, END);
-    expect("uf_timer_cancel of an id never armed", uf_timer_cancel(d, "never"), UF_ENOTFOUND, END);
+/* Timer ids: 1 to 256 bytes, never shaped like a state timer's. */
+static void round_timer_ids(void) {
+    uf_dispatcher *d = fresh_round("{\"clock\": \"manual\"}");
+    uf_action a = UF_ACTION_INIT;
+    a.kind = UF_ACTION_INITIALIZE;
+    a.feature = "Toggle";
+    a.into = "Off";
+    char id[300];
+    memset(id, 't', 257);
+    id[257] = '\0';
+    exactly("uf_submit_after with a 257-byte id", uf_submit_after(d, init_off, 1, id, 0), UF_EINVAL,
+            "uf_submit_after: a timer id is 1 to 256 bytes, got 257");
+    exactly("uf_dispatch_after with a 257-byte id", uf_dispatch_after(d, &a, 1, id, 0), UF_EINVAL,
+            "uf_dispatch_after: a timer id is 1 to 256 bytes, got 257");
+    id[256] = '\0';
+    exactly("uf_submit_after with a 256-byte id", uf_submit_after(d, init_off, 1, id, 0), UF_OK, NULL);
+    exactly("  ... uf_timer_cancel of it", uf_timer_cancel(d, id), UF_OK, NULL);
+    exactly("uf_submit_after with an empty id", uf_submit_after(d, init_off, 1, "", 0), UF_EINVAL,
+            "uf_submit_after: a timer id is 1 to 256 bytes, got 0");
+    exactly("uf_timer_cancel with an empty id", uf_timer_cancel(d, ""), UF_ENOTFOUND, "no armed timer with id ''");
 
-    /* Bad keys through every JSON entry, and through uf_action. */
-    static const char *const bad_keys[] = {"", "a.b", "a b", "a[", "a]", "a<", "a>", "a,", "a\\u0001"};
-    char json[512];
-    for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
-        char name[160];
-        snprintf(json, sizeof json, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"%s\",\"into\":\"Idle\"}",
-                 bad_keys[i]);
-        snprintf(name, sizeof name, "a bad key (\"%s\") through uf_submit", bad_keys[i]);
-        expect(name, uf_submit(d, json), UF_ESCHEMA, END);
-        snprintf(name, sizeof name, "  ... through uf_submit_after");
-        expect(name, uf_submit_after(d, json, 1, NULL, 0), UF_ESCHEMA, END);
-        char batch[600];
-        snprintf(batch, sizeof batch, "[%s]", json);
-        snprintf(name, sizeof name, "  ... through uf_submit_batch");
-        expect(name, uf_submit_batch(d, batch), UF_ESCHEMA, END);
-        snprintf(json, sizeof json, "{\"Job\":{\"%s\":{\"state\":\"Idle\",\"payload\":{}}}}", bad_keys[i]);
-        snprintf(name, sizeof name, "  ... through uf_state_restore");
-        expect(name, uf_state_restore(d, json), UF_ESCHEMA, END);
+    /* The state timers of Blink and of Job[k] are armed: ids of their shape. */
+    if (uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Blink\",\"into\":\"On\"}") != UF_OK ||
+        uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"k\",\"into\":\"Idle\"}") != UF_OK) {
+        fprintf(stderr, "misuse: setup failed: %s\n", uf_last_error());
+        exit(2);
     }
-    expect("a key in a filter naming a single feature", uf_subscribe(d, "AnyMutationOf<Toggle[k]>", keep, NULL, NULL, NULL),
-           UF_ESCHEMA, END);
-    expect("a bad key in a filter", uf_subscribe(d, "AnyMutationOf<Job[a.b]>", keep, NULL, NULL, NULL), UF_ESCHEMA, END);
-    expect("a bad literal key in a binding's template",
-           uf_register(d, "{\"feature\":\"T\",\"states\":{\"S\":{}},\"bindings\":[{\"when\":\"AnyMutationOf<T>\","
-                          "\"then\":{\"submit\":[{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"a.b\",\"into\":\"Idle\"}]}}]}"),
-           UF_OK, UF_ESCHEMA, END);
+    static const char *const shaped[] = {"Blink.On.after[0]", "Job[k].Idle.after[0]", "Toggle.Off.after[0]", "x.after[y"};
+    for (size_t i = 0; i < sizeof shaped / sizeof shaped[0]; ++i) {
+        char name[160], message[200];
+        snprintf(name, sizeof name, "uf_submit_after with the id \"%s\"", shaped[i]);
+        snprintf(message, sizeof message, "uf_submit_after: '%s' is shaped like a state timer's id (it contains '.after[')",
+                 shaped[i]);
+        exactly(name, uf_submit_after(d, init_off, 1, shaped[i], 0), UF_EINVAL, message);
+        snprintf(name, sizeof name, "uf_dispatch_after with the id \"%s\"", shaped[i]);
+        snprintf(message, sizeof message, "uf_dispatch_after: '%s' is shaped like a state timer's id (it contains '.after[')",
+                 shaped[i]);
+        exactly(name, uf_dispatch_after(d, &a, 1, shaped[i], UF_TIMER_KEEP), UF_EINVAL, message);
+    }
+    exactly("uf_timer_cancel of an armed state timer", uf_timer_cancel(d, "Blink.On.after[0]"), UF_EMISUSE,
+            "uf_timer_cancel: 'Blink.On.after[0]' is a state timer: it is disarmed when its state is left");
+    exactly("uf_timer_cancel of an armed instance's state timer", uf_timer_cancel(d, "Job[k].Idle.after[0]"), UF_EMISUSE,
+            "uf_timer_cancel: 'Job[k].Idle.after[0]' is a state timer: it is disarmed when its state is left");
+    exactly("uf_timer_cancel of a state timer's id not armed", uf_timer_cancel(d, "Toggle.Off.after[0]"), UF_EMISUSE,
+            "uf_timer_cancel: 'Toggle.Off.after[0]' is a state timer: it is disarmed when its state is left");
+    exactly("uf_timer_cancel of an id never armed", uf_timer_cancel(d, "never"), UF_ENOTFOUND, "no armed timer with id 'never'");
+    char *timers = NULL;
+    uf_timers_get(d, &timers);
+    check("  ... the state timers are still armed",
+          timers && strstr(timers, "\"Blink.On.after[0]\"") && strstr(timers, "\"Job[k].Idle.after[0]\""), timers);
+    uf_free(timers);
+    uf_dispatcher_free(d);
+}
+
+/* Bad keys through every entry that takes one. */
+static char rejected_report[2048]; /* the last binding_rejected report */
+static void keep_rejected(const char *report, void *p) {
+    (void)p;
+    if (strstr(report, "\"event\":\"binding_rejected\"")) snprintf(rejected_report, sizeof rejected_report, "%s", report);
+}
+
+/* Whether a report's "status" and "reason" are these (read with JsonLogic, so
+ * that escapes in the JSON do not matter). */
+static int report_says(const char *report, const char *status, const char *reason) {
+    char rule[1200], *out = NULL;
+    size_t n = (size_t)snprintf(rule, sizeof rule, "{\"and\":[{\"==\":[{\"var\":\"status\"},\"%s\"]},{\"==\":[{\"var\":\"reason\"},\"", status);
+    for (const char *c = reason; *c && n < sizeof rule - 16; ++c) {
+        if (*c == '"' || *c == '\\') rule[n++] = '\\';
+        rule[n++] = *c;
+    }
+    snprintf(rule + n, sizeof rule - n, "\"]}]}");
+    int holds = report[0] && uf_logic_apply(rule, report, &out) == UF_OK && strcmp(out, "true") == 0;
+    uf_free(out);
+    return holds;
+}
+
+static void round_bad_keys(void) {
+    uf_dispatcher *d = fresh_round("{\"clock\": \"manual\"}");
+    uf_set_reporter(d, keep_rejected, NULL, NULL);
+    char long_key[300];
+    memset(long_key, 'k', 257);
+    long_key[257] = '\0';
+    /* The key as JSON text, as C text, and why the key rules refuse it. */
+    static const struct {
+        const char *json, *raw, *reason;
+    } bad[] = {
+        {"", "", "a key must not be empty"},
+        {"a.b", "a.b", "'a.b' contains '.'"},
+        {"a b", "a b", "'a b' contains a blank"},
+        {"a[", "a[", "'a[' contains '['"},
+        {"a]", "a]", "'a]' contains ']'"},
+        {"a<", "a<", "'a<' contains '<'"},
+        {"a>", "a>", "'a>' contains '>'"},
+        {"a,", "a,", "'a,' contains ','"},
+        {"a\\u0001", "a\x01", "'a\\u0001' contains a control character"},
+        {"a\\t", "a\t", "'a\\u0009' contains a control character"},
+        {"a\\u007f", "a\x7f", "'a\\u007f' contains a control character"},
+        {NULL, NULL, "a key is at most 256 bytes, got 257"}, /* long_key */
+    };
+    char json[800], name[200], message[900];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *key = bad[i].json ? bad[i].json : long_key, *raw = bad[i].raw ? bad[i].raw : long_key;
+        const char *reason = bad[i].reason, *shown = bad[i].json ? bad[i].json : "257 bytes";
+#define KEY_CASE(entry, call, status, ...)                                                                             \
+    do {                                                                                                               \
+        snprintf(name, sizeof name, "key \"%s\": %s", shown, entry);                                                   \
+        snprintf(message, sizeof message, __VA_ARGS__);                                                                \
+        exactly(name, call, status, message);                                                                          \
+    } while (0)
+        snprintf(json, sizeof json, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"%s\",\"into\":\"Idle\"}", key);
+        KEY_CASE("uf_submit", uf_submit(d, json), UF_ESCHEMA, "action.key: %s", reason);
+        KEY_CASE("uf_submit_after", uf_submit_after(d, json, 1, NULL, 0), UF_ESCHEMA, "action.key: %s", reason);
+        char batch[900];
+        snprintf(batch, sizeof batch, "[%s]", json);
+        KEY_CASE("uf_submit_batch", uf_submit_batch(d, batch), UF_ESCHEMA, "batch[0]: action.key: %s", reason);
+        snprintf(json, sizeof json, "{\"Job\":{\"%s\":{\"state\":\"Idle\",\"payload\":{}}}}", key);
+        KEY_CASE("uf_state_restore", uf_state_restore(d, json), UF_ESCHEMA, "Job: key: %s", reason);
+        snprintf(json, sizeof json,
+                 "{\"clock\":\"manual\",\"model\":{\"Job\":{\"%s\":{\"state\":\"Busy\",\"payload\":{}}}},\"timers\":[]}", key);
+        KEY_CASE("uf_snapshot_restore", uf_snapshot_restore(d, json), UF_ESCHEMA, "snapshot.model: Job: key: %s", reason);
+        /* In a filter a blank ends the key ("Job[a ]" is Job[a]): the blank and the
+         * tab are not keys there, and ']' ends it. */
+        char filter[400];
+        snprintf(filter, sizeof filter, "AnyMutationOf<Job[%s]>", raw);
+        if (strcmp(raw, "a b") == 0 || strcmp(raw, "a]") == 0) {
+            const char *detail = raw[1] == ' ' ? "expected ']' at column 21, found 'b'" : "expected '>' at column 21, found ']'";
+            KEY_CASE("a filter in uf_subscribe", uf_subscribe(d, filter, keep, NULL, NULL, NULL), UF_ESCHEMA,
+                     "cannot parse filter '%s': %s", filter, detail);
+            KEY_CASE("a filter in uf_subscribe_deferred", uf_subscribe_deferred(d, filter, keep, NULL, NULL, NULL),
+                     UF_ESCHEMA, "cannot parse filter '%s': %s", filter, detail);
+        } else if (strcmp(raw, "a\t") != 0) {
+            KEY_CASE("a filter in uf_subscribe", uf_subscribe(d, filter, keep, NULL, NULL, NULL), UF_ESCHEMA,
+                     "cannot parse filter '%s': key: %s", filter, reason);
+            KEY_CASE("a filter in uf_subscribe_deferred", uf_subscribe_deferred(d, filter, keep, NULL, NULL, NULL),
+                     UF_ESCHEMA, "cannot parse filter '%s': key: %s", filter, reason);
+        }
+        snprintf(json, sizeof json,
+                 "{\"feature\":\"T%zu\",\"states\":{\"S\":{}},\"bindings\":[{\"when\":\"AnyMutationOf<T%zu>\","
+                 "\"then\":{\"submit\":[{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"%s\",\"into\":\"Idle\"}]}}]}",
+                 i, i, key);
+        /* A binding's template is an action only once its rules ran: it is checked
+         * when the binding runs, which reports it (docs/bindings.md). */
+        KEY_CASE("a binding's template: registers", uf_register(d, json), UF_OK, "%s", "");
+        snprintf(json, sizeof json, "{\"kind\":\"initialize\",\"feature\":\"T%zu\",\"into\":\"S\"}", i);
+        rejected_report[0] = '\0';
+        KEY_CASE("  ... runs (the mutation stays)", uf_submit(d, json), UF_OK, "%s", "");
+        snprintf(message, sizeof message, "then.submit[0]: action.key: %s", reason);
+        snprintf(name, sizeof name, "  ... and is reported as binding_rejected with the key's reason");
+        check(name, report_says(rejected_report, "UF_ESCHEMA", message), rejected_report);
+        snprintf(json, sizeof json,
+                 "{\"feature\":\"U%zu\",\"states\":{\"S\":{\"after\":[{\"ms\":1,\"submit\":[{\"kind\":\"initialize\","
+                 "\"feature\":\"Job\",\"key\":\"%s\",\"into\":\"Idle\"}]}]}}}",
+                 i, key);
+        KEY_CASE("a state timer's template", uf_register(d, json), UF_ESCHEMA,
+                 "features[0].states.S.after[0].submit[0]: action.key: %s", reason);
+        uf_action a = UF_ACTION_INIT;
+        a.kind = UF_ACTION_INITIALIZE;
+        a.feature = "Job";
+        a.into = "Idle";
+        a.key = raw;
+        KEY_CASE("uf_dispatch", uf_dispatch(d, &a), UF_EINVAL, "uf_action.key: %s", reason);
+        KEY_CASE("uf_dispatch_after", uf_dispatch_after(d, &a, 1, NULL, 0), UF_EINVAL, "uf_action.key: %s", reason);
+        KEY_CASE("uf_send", uf_send(d, "Job", raw, "go", NULL), UF_EINVAL, "uf_action.key: %s", reason);
+        char *out = NULL;
+        KEY_CASE("uf_instance_get", uf_instance_get(d, "Job", raw, &out), UF_ESCHEMA, "key: %s", reason);
+#undef KEY_CASE
+    }
+    long_key[256] = '\0';
+    snprintf(json, sizeof json, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":\"%s\",\"into\":\"Idle\"}", long_key);
+    exactly("a 256-byte key is a key", uf_submit(d, json), UF_OK, NULL);
+    exactly("a key in a filter naming a single feature", uf_subscribe(d, "AnyMutationOf<Toggle[k]>", keep, NULL, NULL, NULL),
+            UF_ESCHEMA, "filter 'AnyMutationOf<Toggle[k]>': Toggle is a single feature: it has no instances to name with [key]");
+    exactly("a TransitionBetween across two keys",
+            uf_subscribe(d, "TransitionBetween<Job[a].Idle, Job[b].Busy>", keep, NULL, NULL, NULL), UF_ESCHEMA,
+            "filter 'TransitionBetween<Job[a].Idle, Job[b].Busy>': TransitionBetween must name one instance");
+    uf_action a = UF_ACTION_INIT;
+    a.kind = UF_ACTION_INITIALIZE;
     a.feature = "Job";
     a.into = "Idle";
-    a.key = "a.b";
-    expect("a bad key through uf_action", uf_dispatch(d, &a), UF_EINVAL, END);
-    a.key = NULL;
-    expect("no key for a keyed feature through uf_action", uf_dispatch(d, &a), UF_EINVAL, END);
+    exactly("no key for a keyed feature through uf_action", uf_dispatch(d, &a), UF_EINVAL,
+            "Job is keyed: an action on it needs a key");
+    exactly("no key for a keyed feature through JSON",
+            uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"into\":\"Idle\"}"), UF_ESCHEMA,
+            "Job is keyed: an action on it needs a key");
     a.feature = "Toggle";
     a.into = "Off";
     a.key = "k";
-    expect("a key for a single feature through uf_action", uf_dispatch(d, &a), UF_EINVAL, END);
+    exactly("a key for a single feature through uf_action", uf_dispatch(d, &a), UF_EINVAL,
+            "Toggle is a single feature: an action on it takes no key");
+    exactly("a key for a single feature through JSON",
+            uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Toggle\",\"key\":\"k\",\"into\":\"Off\"}"), UF_ESCHEMA,
+            "Toggle is a single feature: an action on it takes no key");
+    exactly("a key that is not a string",
+            uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Job\",\"key\":7,\"into\":\"Idle\"}"), UF_ESCHEMA,
+            "action.key: expected string, got number");
     char *state = NULL;
     uf_state_get(d, &state);
-    check("bad keys changed nothing", state && strcmp(state, "{}") == 0, state);
+    char expected[1200];
+    size_t n = (size_t)snprintf(expected, sizeof expected, "{\"Job\":{\"%s\":{\"state\":\"Idle\",\"payload\":{}}}", long_key);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) /* the features of the bindings above */
+        n += (size_t)snprintf(expected + n, sizeof expected - n, ",\"T%zu\":{\"state\":\"S\",\"payload\":{}}", i);
+    snprintf(expected + n, sizeof expected - n, "}");
+    check("bad keys changed nothing", state && strcmp(state, expected) == 0, state);
     uf_free(state);
+    uf_dispatcher_free(d);
+}
 
-    /* Huge and deeply nested selectors fail cleanly. */
+/* Calls a callback must not make: each of them inside a watch, an interceptor, a
+ * subscriber in a timer's cascade and a deferred delivery. */
+enum { IN_ADVANCE, IN_LOOP_RUN, IN_FREE, IN_BATCH, IN_RESTORE, IN_SNAPSHOT_RESTORE, IN_OPS };
+static const char *const inside_names[] = {"uf_clock_advance", "uf_loop_run", "uf_dispatcher_free", "uf_submit_batch",
+                                           "uf_state_restore", "uf_snapshot_restore"};
+static const char *const inside_messages[] = {
+    "uf_clock_advance is not allowed inside a callback of the same dispatcher",
+    "uf_loop_run is not allowed inside a callback of the same dispatcher",
+    "uf_dispatcher_free called from inside one of the dispatcher's callbacks; free it after the outer call returns",
+    "uf_submit_batch is not allowed inside a callback of the same dispatcher",
+    "uf_state_restore is not allowed inside a callback of the same dispatcher",
+    "uf_snapshot_restore is not allowed inside a callback of the same dispatcher"};
+static int inside_op, inside_calls, inside_status, inside_last_status;
+static char inside_message[300];
+
+static void inside_call(uf_dispatcher *d) {
+    if (inside_calls++) return;
+    switch (inside_op) {
+    case IN_ADVANCE: inside_status = uf_clock_advance(d, 1); break;
+    case IN_LOOP_RUN: inside_status = uf_loop_run(d, NULL); break;
+    case IN_FREE:
+        uf_submit(NULL, init_off); /* so that a stale UF_EMISUSE cannot pass for the free's */
+        uf_dispatcher_free(d);
+        inside_status = uf_last_status();
+        break;
+    case IN_BATCH: inside_status = uf_submit_batch(d, "[]"); break;
+    case IN_RESTORE: inside_status = uf_state_restore(d, "{}"); break;
+    default: inside_status = uf_snapshot_restore(d, "{\"clock\":\"manual\",\"model\":{},\"timers\":[]}"); break;
+    }
+    inside_last_status = uf_last_status();
+    snprintf(inside_message, sizeof inside_message, "%s", inside_status < 0 ? uf_last_error() : "");
+}
+
+static int watch_inside(const uf_watch_event *w, void *p) {
+    (void)p;
+    inside_call(uf_watch_dispatcher(w));
+    return UF_KEEP;
+}
+
+static int intercept_inside(uf_intercepted *a, void *p) {
+    (void)p;
+    inside_call(uf_intercepted_dispatcher(a));
+    return 0;
+}
+
+static int subscriber_inside(const uf_mutation *m, void *p) {
+    (void)p;
+    inside_call(uf_mutation_dispatcher(m));
+    return UF_KEEP;
+}
+
+static void round_inside_callbacks(void) {
+    static const char *const contexts[] = {"a watch", "an interceptor", "a timer's cascade", "a deferred delivery"};
+    for (int op = 0; op < IN_OPS; ++op) {
+        for (int c = 0; c < 4; ++c) {
+            uf_dispatcher *d = fresh_round("{\"clock\": \"manual\", \"timers\": \"host\"}");
+            inside_op = op;
+            inside_calls = 0;
+            inside_status = 99;
+            int status = UF_OK;
+            switch (c) {
+            case 0:
+                inside_calls = 1; /* not its first call, inside uf_watch: the one after a change */
+                uf_watch(d, "{\"var\":\"model.Toggle.state\"}", watch_inside, NULL, NULL, NULL);
+                inside_calls = 0;
+                status = uf_submit(d, init_off);
+                break;
+            case 1:
+                uf_intercept(d, "Toggle", intercept_inside, NULL, NULL, NULL);
+                status = uf_submit(d, init_off);
+                break;
+            case 2:
+                uf_subscribe(d, "AnyMutationOf<Toggle>", subscriber_inside, NULL, NULL, NULL);
+                uf_submit_after(d, init_off, 1, "t", 0);
+                status = uf_clock_advance(d, 1);
+                break;
+            default:
+                uf_subscribe_deferred(d, "AnyMutationOf<Toggle>", subscriber_inside, NULL, NULL, NULL);
+                uf_submit(d, init_off);
+                status = uf_loop_run(d, NULL);
+                break;
+            }
+            char name[160];
+            snprintf(name, sizeof name, "%s inside %s", inside_names[op], contexts[c]);
+            if (inside_calls != 1) {
+                check(name, 0, "the callback was not called once");
+            } else {
+                verdict(name, inside_status, inside_message, inside_last_status, UF_EMISUSE, inside_messages[op]);
+            }
+            char *state = NULL;
+            uf_state_get(d, &state);
+            snprintf(name, sizeof name, "  ... the outer call succeeded and the model is whole");
+            check(name, status == UF_OK && state && strcmp(state, "{\"Toggle\":{\"state\":\"Off\",\"payload\":{}}}") == 0,
+                  state);
+            uf_free(state);
+            uf_dispatcher_free(d);
+        }
+    }
+    uf_dispatcher *d = fresh_round(NULL);
+    exactly("uf_clock_advance on a monotonic clock", uf_clock_advance(d, 1), UF_EMISUSE,
+            "uf_clock_advance needs a dispatcher made with \"clock\": \"manual\"");
+    uf_dispatcher_free(d);
+}
+
+/* The library's timer thread: a callback there may not free the dispatcher either. */
+static atomic_int thread_done;
+static int thread_free_status;
+static char thread_free_message[300];
+static int free_on_timer_thread(const uf_mutation *m, void *p) {
+    (void)p;
+    uf_dispatcher *d = uf_mutation_dispatcher(m);
+    if (atomic_load(&thread_done)) return UF_KEEP;
+    inside_status = uf_loop_run(d, NULL);
+    inside_last_status = uf_last_status();
+    snprintf(inside_message, sizeof inside_message, "%s", uf_last_error());
+    uf_submit(NULL, init_off); /* so that a stale UF_EMISUSE cannot pass for the free's */
+    uf_dispatcher_free(d);
+    thread_free_status = uf_last_status();
+    snprintf(thread_free_message, sizeof thread_free_message, "%s", uf_last_error());
+    atomic_store(&thread_done, 1);
+    return UF_KEEP;
+}
+
+static void round_timer_thread(void) {
+    uf_dispatcher *d = fresh_round("{\"timers\": \"thread\"}");
+    uf_subscribe(d, "AnyMutationOf<Toggle>", free_on_timer_thread, NULL, NULL, NULL);
+    atomic_store(&thread_done, 0);
+    inside_status = 99;
+    uf_submit_after(d, init_off, 1, NULL, 0);
+    for (int i = 0; i < 5000 && !atomic_load(&thread_done); ++i) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    check("a timer fired on the library's thread within 5 s", atomic_load(&thread_done), NULL);
+    verdict("uf_loop_run inside a callback on the timer thread", inside_status, inside_message, inside_last_status,
+            UF_EMISUSE, inside_messages[IN_LOOP_RUN]);
+    verdict("uf_dispatcher_free inside a callback on the timer thread", thread_free_status, thread_free_message,
+            thread_free_status, UF_EMISUSE, inside_messages[IN_FREE]);
+    exactly("  ... the dispatcher still works", uf_submit(d, to_on), UF_OK, NULL);
+    uf_dispatcher_free(d);
+}
+
+/* {"!":{"!":...true...}}: a valid rule `depth` operators deep (caller frees). */
+static char *operators_deep(size_t depth) {
+    char *s = malloc(6 * depth + 5), *p = s;
+    if (!s) abort();
+    for (size_t i = 0; i < depth; ++i, p += 5) memcpy(p, "{\"!\":", 5);
+    memcpy(p, "true", 4);
+    p += 4;
+    memset(p, '}', depth);
+    p[depth] = '\0';
+    return s;
+}
+
+/* Huge and deeply nested selectors fail cleanly, or work. */
+static void round_selectors(void) {
+    static const char too_deep[] = "input is nested deeper than 256 levels";
+    uf_dispatcher *d = fresh_round(NULL);
+    uint64_t id = 0;
     size_t depth = 100000;
-    char *deep = malloc(2 * depth + 1);
-    if (!deep) abort();
-    memset(deep, '[', depth);
-    memset(deep + depth, ']', depth);
-    deep[2 * depth] = '\0';
-    expect("uf_watch with a selector 100,000 deep", uf_watch(d, deep, watch_keep, NULL, NULL, NULL), UF_EJSON, UF_ESCHEMA,
-           END);
+    char *deep = nested("", "[", "]", depth, "");
+    exactly("uf_watch with a selector 100,000 deep", uf_watch(d, deep, watch_keep, NULL, NULL, NULL), UF_ESCHEMA, too_deep);
+    exactly("uf_watch_deferred with a selector 100,000 deep", uf_watch_deferred(d, deep, watch_keep, NULL, NULL, NULL),
+            UF_ESCHEMA, too_deep);
     free(deep);
-    size_t big = 4 << 20;
-    char *huge = malloc(big + 16);
-    if (!huge) abort();
-    huge[0] = '"';
-    memset(huge + 1, 'x', big);
-    strcpy(huge + 1 + big, "\"");
-    expect("uf_watch with a 4 MB string selector", uf_watch(d, huge, watch_keep, NULL, NULL, &u), UF_OK, END);
-    uf_unsubscribe(d, u);
+    deep = operators_deep(depth);
+    exactly("uf_watch with a rule 100,000 operators deep", uf_watch(d, deep, watch_keep, NULL, NULL, NULL), UF_ESCHEMA,
+            too_deep);
+    free(deep);
+    deep = operators_deep(257);
+    exactly("uf_watch with a rule 257 levels deep", uf_watch(d, deep, watch_keep, NULL, NULL, NULL), UF_ESCHEMA, too_deep);
+    free(deep);
+    deep = operators_deep(100);
+    exactly("uf_watch with a rule 100 operators deep", uf_watch(d, deep, watch_keep, NULL, NULL, &id), UF_OK, NULL);
+    exactly("  ... uf_unsubscribe ends it", uf_unsubscribe(d, id), UF_OK, NULL);
+    free(deep);
+    size_t big = 4u << 20;
+    char *huge = repeat("\"", "x", big, "\"");
+    exactly("uf_watch with a 4 MB string selector", uf_watch(d, huge, watch_keep, NULL, NULL, &id), UF_OK, NULL);
+    exactly("  ... uf_unsubscribe ends it", uf_unsubscribe(d, id), UF_OK, NULL);
+    free(huge);
+    huge = repeat("{\"or\":[", "{\"var\":\"model.Toggle.state\"},", 200000, "false]}");
+    exactly("uf_watch with a rule of 200,000 operands", uf_watch(d, huge, watch_keep, NULL, NULL, &id), UF_OK, NULL);
+    exactly("  ... a change re-evaluates it", uf_submit(d, init_off), UF_OK, NULL);
+    exactly("  ... uf_unsubscribe ends it", uf_unsubscribe(d, id), UF_OK, NULL);
     free(huge);
     uf_dispatcher_free(d);
+}
 
-    /* Calls that a callback must not make. */
-    d = fresh("{\"clock\": \"manual\"}");
-    inside_status = 0;
-    uf_subscribe(d, NULL, advance_inside, NULL, NULL, NULL);
-    uf_submit(d, init_off);
-    expect("uf_clock_advance inside a callback", inside_status, UF_EMISUSE, END);
-    uf_dispatcher_free(d);
-    d = fresh("{\"timers\": \"host\"}");
-    inside_status = 0;
-    uf_subscribe(d, NULL, loop_run_inside, NULL, NULL, NULL);
-    uf_submit(d, init_off);
-    expect("uf_loop_run inside a callback", inside_status, UF_EMISUSE, END);
-    expect("uf_clock_advance on a monotonic clock", uf_clock_advance(d, 1), UF_EMISUSE, END);
-    inside_status = 0;
-    uf_watch(d, "{\"var\":\"model.Toggle.state\"}", free_inside_watch, NULL, NULL, NULL);
-    expect("uf_dispatcher_free inside a watch", inside_status, UF_EMISUSE, END);
-    inside_status = 0;
-    uf_intercept(d, NULL, free_inside_interceptor, NULL, NULL, NULL);
-    uf_submit(d, to_on);
-    expect("uf_dispatcher_free inside an interceptor", inside_status, UF_EMISUSE, END);
-    uf_dispatcher_free(d);
+static void this_round(void) {
+    round_null_arguments();
+    round_timer_ids();
+    round_bad_keys();
+    round_inside_callbacks();
+    round_timer_thread();
+    round_selectors();
 }
 
 int main(void) {

@@ -63,6 +63,9 @@ enum JSONParser {
         // JSON_ALLOW_NUL keeps "\u0000" valid JSON; names that contain it fail their own checks.
         let flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL
         guard let root = json_loadb(bytes.assumingMemoryBound(to: CChar.self), length, Int(flags), &error) else {
+            // jansson stops at its own depth limit (2048): such input is too deep, as
+            // one of 257 levels is, not malformed.
+            if json_error_code(&error) == json_error_stack_overflow { throw tooDeep() }
             throw UniFlowError(.invalidJSON, message(of: error))
         }
         return root

@@ -124,7 +124,7 @@ extension Dispatcher {
             if instanceTable(of: feature) != nil {
                 var list: [(key: String, entry: ModelSnapshot.Entry)] = []
                 for (key, instance) in entry {
-                    if let reason = InstanceKey.refusal(key) { throw UniFlowError(.schema, "\(name): key \(reason)") }
+                    if let reason = InstanceKey.refusal(key) { throw UniFlowError(.schema, "\(name): key: \(reason)") }
                     list.append((key, try validatedEntry(instance, feature: feature, at: "\(name).\(key)")))
                 }
                 snapshot.instances[feature] = list
