@@ -1,0 +1,114 @@
+import CUniFlow
+import Glibc
+import Testing
+@testable import UniFlow
+
+/// The rules of interceptors and watches that only show across sources and outer
+/// calls: an interceptor sees actions from every source and none of a restore; a
+/// veto inside a batch fails the batch and drops what interceptors queued in it; a
+/// watch is evaluated once per outer call, after the whole cascade.
+@Suite struct InterceptorAndWatchRules {
+    /// Lamp's binding turns Counter up; Ticker's state timer (manual clock) turns
+    /// the lamp off; a trigger's list initializes Counter.
+    static let definitions = #"""
+    {"features": [
+     {"feature": "Lamp", "states": {"Off": {}, "On": {}},
+      "bindings": [{"when": "TransitionInto<Lamp.On>",
+                    "then": {"submit": [{"kind": "actualize", "feature": "Counter", "in": "Counting",
+                                         "payload": {"n": {"$": {"+": [{"var": "model.Counter.payload.n"}, 1]}}}}]}}]},
+     {"feature": "Counter", "states": {"Counting": {"fields": {"n": {"type": "integer", "default": 0}}}}},
+     {"feature": "Ticker", "states": {"Armed": {"after": [{"ms": 10, "submit": [{"kind": "transition", "feature": "Lamp", "into": "Off"}]}]}}}
+    ]}
+    """#
+
+    /// Adds an interceptor that records "kind feature state" and answers `answer(a)`.
+    static func intercept(_ h: Harness, feature: String? = nil, _ seen: Recorder,
+                          answer: @escaping (OpaquePointer) -> Int32 = { _ in 0 }) -> UInt64 {
+        let box = Box<(OpaquePointer) -> Int32>({ a in
+            let state = uf_intercepted_state(a).map { String(cString: $0) } ?? "-"
+            seen.lines.append("\(uf_intercepted_kind(a).rawValue) \(String(cString: uf_intercepted_feature(a))) \(state)")
+            return answer(a)
+        }, freed: FreeCounter())
+        var id: UInt64 = 0
+        let status = uf_intercept(h.d, feature, { a, p in
+            Unmanaged<Box<(OpaquePointer) -> Int32>>.fromOpaque(p!).takeUnretainedValue().value(a!)
+        }, Unmanaged.passRetained(box).toOpaque(), releaseBox, &id)
+        precondition(status == UF_OK, String(cString: uf_last_error()))
+        return id
+    }
+
+    static func watch(_ h: Harness, _ selector: String, _ seen: Recorder) {
+        let box = Box<(OpaquePointer) -> Int32>({ w in
+            seen.lines.append(String(cString: uf_watch_value_json(w)))
+            return 0
+        }, freed: FreeCounter())
+        let status = uf_watch(h.d, selector, { w, p in
+            Unmanaged<Box<(OpaquePointer) -> Int32>>.fromOpaque(p!).takeUnretainedValue().value(w!)
+        }, Unmanaged.passRetained(box).toOpaque(), releaseBox, nil)
+        precondition(status == UF_OK, String(cString: uf_last_error()))
+    }
+
+    final class Recorder {
+        var lines: [String] = []
+    }
+
+    @Test func anInterceptorSeesActionsFromEverySource() {
+        let h = Harness(options: #"{"clock": "manual"}"#, Self.definitions)
+        let seen = Recorder()
+        _ = Self.intercept(h, seen)
+        #expect(h.submit(#"{"kind":"trigger","feature":"Counter","initialized":false,"submit":[{"kind":"initialize","feature":"Counter","into":"Counting"}]}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Lamp","into":"Off"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"transition","feature":"Lamp","into":"On"}"#) == UF_OK)   // its binding actualizes Counter
+        #expect(h.submit(#"{"kind":"initialize","feature":"Ticker","into":"Armed"}"#) == UF_OK)
+        #expect(uf_submit_after(h.d, #"{"kind":"actualize","feature":"Counter","in":"Counting","payload":{"n":9}}"#, 5, nil, 0) == UF_OK)
+        #expect(uf_clock_advance(h.d, 10) == UF_OK)   // the API timer, then the state timer
+        #expect(seen.lines == [
+            "5 Counter -",                   // the trigger (absent: no state)
+            "1 Counter Counting",            // its submit list
+            "1 Lamp Off",
+            "3 Lamp On",
+            "2 Counter Counting",            // the binding's template
+            "1 Ticker Armed",
+            "2 Counter Counting",            // the API timer
+            "3 Lamp Off",                    // the state timer
+        ])
+        // Restores install what happened: not intercepted.
+        #expect(uf_state_restore(h.d, #"{"Lamp":{"state":"On","payload":{}}}"#) == UF_OK)
+        #expect(seen.lines.count == 8)
+    }
+
+    @Test func aVetoInABatchFailsItAndDropsWhatInterceptorsQueued() {
+        let h = Harness(Self.definitions)
+        let seen = Recorder()
+        let id = Self.intercept(h, seen) { a in
+            // Queues an action of its own, then vetoes the Lamp's transition.
+            let feature = String(cString: uf_intercepted_feature(a))
+            if feature == "Counter" {
+                _ = uf_submit(uf_intercepted_dispatcher(a), #"{"kind":"initialize","feature":"Ticker","into":"Armed"}"#)
+            }
+            return feature == "Lamp" && uf_intercepted_kind(a) == UF_ACTION_TRANSITION ? 1 : 0
+        }
+        #expect(h.submit(#"{"kind":"initialize","feature":"Lamp","into":"Off"}"#) == UF_OK)
+        let status = uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Counter","into":"Counting"},{"kind":"transition","feature":"Lamp","into":"On"}]"#)
+        #expect(status == UF_REJECTED)
+        #expect(h.lastError == "batch[1]: intercepted by \(id)")
+        // Nothing of the batch, nor the Ticker its interceptor queued, was applied.
+        #expect(h.state == #"{"Lamp":{"state":"Off","payload":{}}}"#)
+    }
+
+    @Test func aWatchIsEvaluatedOnceAfterTheWholeCascade() {
+        let h = Harness(Self.definitions)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Counter","into":"Counting"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Lamp","into":"Off"}"#) == UF_OK)
+        let seen = Recorder()
+        Self.watch(h, #"{"cat": [{"var": "model.Lamp.state"}, "/", {"var": "model.Counter.payload.n"}]}"#, seen)
+        // The transition and the binding's actualization are one outer call: one value,
+        // never "On/0".
+        #expect(h.submit(#"{"kind":"transition","feature":"Lamp","into":"On"}"#) == UF_OK)
+        // A batch is one call too.
+        #expect(uf_submit_batch(h.d, #"[{"kind":"transition","feature":"Lamp","into":"Off"},{"kind":"transition","feature":"Lamp","into":"On"}]"#) == UF_OK)
+        // A restore is watched like any change.
+        #expect(uf_state_restore(h.d, #"{"Lamp":{"state":"Off","payload":{}},"Counter":{"state":"Counting","payload":{"n":7}}}"#) == UF_OK)
+        #expect(seen.lines == [#""Off/0""#, #""On/1""#, #""On/2""#, #""Off/7""#])
+    }
+}
