@@ -63,3 +63,50 @@ import Testing
         #expect(MemoryLayout<EventTargetSlot>.stride <= 24)
     }
 }
+
+/// Keys are well-formed UTF-8, checked even when they come from C: two malformed
+/// keys would otherwise both be written as U+FFFD, one member twice in the model.
+@Suite struct KeyEncoding {
+    @Test func theCheckAgreesWithTheStandardLibrary() {
+        var samples: [[UInt8]] = [
+            [0x61], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
+            [0x84], [0xE2], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xF5, 0x80, 0x80, 0x80], [0xC3], [0xE2, 0x82], [0x61, 0xFF, 0x62],
+        ]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<20_000 {
+            seed ^= seed << 13
+            seed ^= seed >> 7
+            seed ^= seed << 17
+            let count = Int(seed % 5) + 1
+            samples.append((0..<count).map { UInt8(truncatingIfNeeded: seed >> (8 * UInt64($0 + 1))) })
+        }
+        for bytes in samples {
+            let expected = String(validating: bytes, as: UTF8.self) != nil
+            let got = bytes.withUnsafeBytes { InstanceKey.isWellFormedUTF8($0) }
+            #expect(got == expected, "\(bytes)")
+        }
+    }
+
+    @Test func aMalformedKeyFromCIsRefused() {
+        let h = Harness(KeyBuffers.toggles)
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 4)
+        defer { buffer.deallocate() }
+        buffer[0] = CChar(bitPattern: 0x84)
+        buffer[1] = 0
+        let status = "Toggle".withCString { (feature) -> Int32 in
+            "Off".withCString { (state) -> Int32 in
+                var a = uf_action()
+                a.size = UInt32(MemoryLayout<uf_action>.size)
+                a.kind = UF_ACTION_INITIALIZE
+                a.feature = feature
+                a.into = state
+                a.key = UnsafePointer(buffer)
+                return uf_dispatch(h.d, &a)
+            }
+        }
+        #expect(status == Int32(UF_EINVAL))
+        #expect(h.lastError == "uf_action.key: '\u{FFFD}' is not valid UTF-8")
+        #expect(h.state == "{}")
+    }
+}

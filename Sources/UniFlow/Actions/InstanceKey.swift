@@ -6,11 +6,13 @@ enum InstanceKey {
     static let maxLength = 256
 
     /// Why the bytes cannot be a key (`must not be empty`, `'a.b' contains '.'`),
-    /// or nil when they can. UTF-8 validity is the JSON parser's (or, from C, the
-    /// caller's) concern; only the bytes the rules name are looked at.
+    /// or nil when they can. A key must be well-formed UTF-8 even from C: the model
+    /// is JSON, and two malformed keys would both come out as U+FFFD, the same
+    /// member twice.
     static func refusal(_ bytes: UnsafeRawBufferPointer) -> String? {
         if bytes.isEmpty { return "a key must not be empty" }
         if bytes.count > maxLength { return "a key is at most \(maxLength) bytes, got \(bytes.count)" }
+        if !isWellFormedUTF8(bytes) { return "'\(quoted(bytes))' is not valid UTF-8" }
         for byte in bytes {
             switch byte {
             case 0..<0x20, 0x7F:
@@ -29,6 +31,39 @@ enum InstanceKey {
     static func refusal(_ text: String) -> String? {
         var text = text
         return text.withUTF8 { refusal(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates, nothing
+    /// above U+10FFFF.
+    static func isWellFormedUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while i < bytes.count {
+            let lead = bytes[i]
+            if lead < 0x80 {
+                i += 1
+                continue
+            }
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF
+            let trailing: Int
+            switch lead {
+            case 0xC2...0xDF: trailing = 1
+            case 0xE0: trailing = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: trailing = 2
+            case 0xED: trailing = 2; high = 0x9F
+            case 0xF0: trailing = 3; low = 0x90
+            case 0xF1...0xF3: trailing = 3
+            case 0xF4: trailing = 3; high = 0x8F
+            default: return false
+            }
+            guard i + trailing < bytes.count, (low...high).contains(bytes[i + 1]) else { return false }
+            var k = 2
+            while k <= trailing {
+                guard (0x80...0xBF).contains(bytes[i + k]) else { return false }
+                k += 1
+            }
+            i += trailing + 1
+        }
+        return true
     }
 
     /// The key for a message, control characters escaped the way JSON would.
