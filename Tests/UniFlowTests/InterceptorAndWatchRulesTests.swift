@@ -111,4 +111,33 @@ import Testing
         #expect(uf_state_restore(h.d, #"{"Lamp":{"state":"Off","payload":{}},"Counter":{"state":"Counting","payload":{"n":7}}}"#) == UF_OK)
         #expect(seen.lines == [#""Off/0""#, #""On/1""#, #""On/2""#, #""Off/7""#])
     }
+    /// A watch that reads only a payload is not evaluated again when only the
+    /// state changed, but it still sees the feature (or instance) begin and end,
+    /// and a payload changed, through `uf_dispatch` (the hot path) as through JSON.
+    @Test func aPayloadWatchSeesBeginningsAndEndsThroughTheHotPath() {
+        let h = Harness(#"""
+        {"features": [{"feature": "T", "states": {"A": {}, "B": {}, "C": {"fields": {"n": {"type": "integer"}}}}},
+                      {"feature": "K", "instances": "keyed", "states": {"A": {}, "B": {}}}]}
+        """#)
+        let seen = Recorder(), keyed = Recorder()
+        Self.watch(h, #"{"var": "model.T.payload"}"#, seen)
+        Self.watch(h, #"{"var": "model.K.k1.payload"}"#, keyed)
+        let initialize = CAction(UF_ACTION_INITIALIZE, feature: "T", into: "A")
+        let toB = CAction(UF_ACTION_TRANSITION, feature: "T", into: "B")
+        let toA = CAction(UF_ACTION_TRANSITION, feature: "T", into: "A")
+        let deinitialize = CAction(UF_ACTION_DEINITIALIZE, feature: "T")
+        #expect(initialize.dispatch(h.d) == UF_OK)
+        #expect(toB.dispatch(h.d) == UF_OK)
+        #expect(toA.dispatch(h.d) == UF_OK)
+        #expect(h.submit(#"{"kind":"transition","feature":"T","into":"C","payload":{"n":1}}"#) == UF_OK)
+        #expect(toA.dispatch(h.d) == UF_OK)       // the payload goes with C
+        #expect(deinitialize.dispatch(h.d) == UF_OK)
+        #expect(seen.lines == ["null", "{}", #"{"n":1}"#, "{}", "null"])
+
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","key":"k1","into":"A"}"#) == UF_OK)
+        let keyedToB = CAction(UF_ACTION_TRANSITION, feature: "K", key: "k1", into: "B")
+        #expect(keyedToB.dispatch(h.d) == UF_OK)
+        #expect(h.submit(#"{"kind":"deinitialize","feature":"K","key":"k1"}"#) == UF_OK)
+        #expect(keyed.lines == ["null", "{}", "null"])
+    }
 }

@@ -157,7 +157,10 @@ extension Dispatcher {
         model.seq &+= 1
         var record = MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: model.seq, kind: mutationKind,
                                     feature: feature, oldState: current, newState: newState, key: key)
-        if applied.pointee.watched || hot.watchingAll { noteChange(of: feature) }
+        if applied.pointee.watched || hot.watchingAll {
+            // Payload-free before and after: unless it began or ended, only its state changed.
+            noteChange(of: feature, stateOnly: current >= 0 && newState >= 0)
+        }
         if armedTimers >= 0 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
             stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, from: current, into: newState)
         }

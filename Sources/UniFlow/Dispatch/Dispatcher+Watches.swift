@@ -17,6 +17,10 @@ struct WatchSlot {
     var pending: JSONValue?
     /// The feature its literal path starts with, once registered (-1: not yet).
     var pathFeature: Int32 = -1
+    /// Its path goes into that feature's payload (`F.payload…`, `K.key.payload…`):
+    /// its value changes only with the payload or when the feature (or instance)
+    /// begins or ends, never with a change of state alone.
+    var readsPayloadOnly = false
 }
 
 /// A watch's selector: a JsonLogic rule over `{"model": ...}`, with what it may
@@ -94,7 +98,7 @@ extension Dispatcher {
     /// Files a watch under the features it may read.
     private func fileWatch(_ index: Int) {
         if let first = registrations.watches[index].selector.path?.first, let feature = featureIndex(named: first) {
-            registrations.watches[index].pathFeature = feature
+            setPathFeature(feature, ofWatch: index)
         }
         guard let reads = registrations.watches[index].selector.reads else {
             registrations.watchesOfAll.append(index)
@@ -103,7 +107,7 @@ extension Dispatcher {
         }
         for name in reads {
             guard let feature = featureIndex(named: name) else { continue }
-            registrations.watchesByFeature[feature, default: []].append(index)
+            registrations.watchesByFeature.append(index, to: feature)
             hot.features.pointer(Int(feature)).pointee.watched = true
         }
     }
@@ -114,11 +118,18 @@ extension Dispatcher {
         for feature in first..<Int32(hot.features.count) {
             let name = featureName(feature)
             for (i, watch) in registrations.watches.enumerated() where watch.alive && watch.selector.reads?.contains(name) == true {
-                if watch.selector.path?.first == name { registrations.watches[i].pathFeature = feature }
-                registrations.watchesByFeature[feature, default: []].append(i)
+                if watch.selector.path?.first == name { setPathFeature(feature, ofWatch: i) }
+                registrations.watchesByFeature.append(i, to: feature)
                 hot.features.pointer(Int(feature)).pointee.watched = true
             }
         }
+    }
+
+    private func setPathFeature(_ feature: Int32, ofWatch index: Int) {
+        registrations.watches[index].pathFeature = feature
+        guard let path = registrations.watches[index].selector.path else { return }
+        let part = instanceTable(of: feature) == nil ? 1 : 2
+        registrations.watches[index].readsPayloadOnly = path.count > part && path[part] == "payload"
     }
 
     /// Ends a watch; its `payload_free` runs now, or when its callback returns.
@@ -133,10 +144,12 @@ extension Dispatcher {
     }
 
     /// Notes that a feature changed, for the watches that read it.
+    /// `stateOnly`: it existed before and after, and its payload did not change.
     @inline(__always)
-    func noteChange(of feature: Int32) {
+    func noteChange(of feature: Int32, stateOnly: Bool = false) {
         changes.any = true
         if !changes.features.contains(feature) { changes.features.append(feature) }
+        if !stateOnly && !changes.payloads.contains(feature) { changes.payloads.append(feature) }
     }
 
     /// After an outer call's cascade: evaluates the watches whose features
@@ -146,9 +159,17 @@ extension Dispatcher {
     func settle() {
         while changes.everything || !changes.features.isEmpty {
             let touched = touchedWatches()
-            changes.features.removeAll(keepingCapacity: true)
+            let everything = changes.everything
+            // (`removeLast` for the usual one: `removeAll(keepingCapacity:)` costs more.)
+            if changes.features.count == 1 { changes.features.removeLast() } else { changes.features.removeAll(keepingCapacity: true) }
             changes.everything = false
+            // Callbacks called here only queue actions: the model, and so
+            // `changes.payloads`, stays as it is until `drainQueue`.
             for index in touched where registrations.watches[index].alive {
+                if registrations.watches[index].readsPayloadOnly && !everything
+                    && !changes.payloads.contains(registrations.watches[index].pathFeature) {
+                    continue  // its value is the one it had after the last evaluation
+                }
                 let value = evaluate(watch: index)
                 if registrations.watches[index].deferred {
                     if registrations.watches[index].delivered == value {
@@ -161,6 +182,7 @@ extension Dispatcher {
                     deliver(value, toWatch: index)
                 }
             }
+            if !changes.payloads.isEmpty { changes.payloads.removeAll(keepingCapacity: true) }
             if !queue.isEmpty { drainQueue() }
         }
         for key in changes.retiredKeys { free(key) }
@@ -195,10 +217,10 @@ extension Dispatcher {
         // The usual outer call changes one feature: its list is the answer, in
         // order, and nothing is allocated.
         if changes.features.count == 1 && registrations.watchesOfAll.isEmpty {
-            return registrations.watchesByFeature[changes.features[0]] ?? []
+            return registrations.watchesByFeature[changes.features[0]]
         }
         var touched = Set(registrations.watchesOfAll)
-        for feature in changes.features { touched.formUnion(registrations.watchesByFeature[feature] ?? []) }
+        for feature in changes.features { touched.formUnion(registrations.watchesByFeature[feature]) }
         return touched.sorted()
     }
 

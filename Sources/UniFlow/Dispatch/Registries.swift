@@ -31,7 +31,7 @@ struct Registrations {
 
     var watches: [WatchSlot] = []
     /// For each feature, the watches whose selector may read it (by index in `watches`).
-    var watchesByFeature: [Int32: [Int]] = [:]
+    var watchesByFeature = FeatureWatchLists()
     /// Watches whose selector may read anything (a computed path).
     var watchesOfAll: [Int] = []
     /// Watches ended since the list was last compacted.
@@ -114,12 +114,32 @@ struct ModelStore {
     var seq: UInt64 = 0
 }
 
+/// Watch indices filed by feature number: an array, not a dictionary, because
+/// it is read after every outer call that changed a watched feature, and hashing
+/// the number cost more than the rest of finding an unchanged value.
+struct FeatureWatchLists {
+    private var lists: [[Int]] = []
+
+    subscript(feature: Int32) -> [Int] { Int(feature) < lists.count ? lists[Int(feature)] : [] }
+
+    mutating func append(_ watch: Int, to feature: Int32) {
+        if Int(feature) >= lists.count { lists += repeatElement([], count: Int(feature) + 1 - lists.count) }
+        lists[Int(feature)].append(watch)
+    }
+
+    mutating func removeAll() { lists.removeAll() }
+}
+
 /// What the current outer call changed.
 struct ChangeLog {
     /// Some change happened that watches may need to see.
     var any = false
     /// Features changed (once each), for the watches that read them.
     var features: [Int32] = []
+    /// Those of `features` whose payload, or whether they exist, may have
+    /// changed: a feature that only changed state is not here, and a watch that
+    /// reads only its payload need not be evaluated again.
+    var payloads: [Int32] = []
     /// Every feature may have changed (a restore, a replay).
     var everything = false
     /// Keys of instances that ended during the call, freed when it ends: a
