@@ -2,14 +2,23 @@ import CUniFlow
 import Glibc
 
 /// A mutation kept for a deferred subscriber until the host's loop delivers it.
+/// Trivially copyable, so that queueing and popping it copy bytes and retain
+/// nothing: what a delivery owns is in `DeferredOwned`, queued beside it, and
+/// most deliveries (a payload-free mutation whose action lent no text) own nothing.
 struct DeferredDelivery {
     var subscription: Int32
     var id: UInt64
     var record: MutationRecord
+    var action: ActionHeader?
+    /// Its `DeferredOwned` is next in `LoopRegistry.owned`.
+    var owns = false
+}
+
+/// The payloads of a deferred delivery, and copies of the texts its action and
+/// record point to (the instance's key, what the caller lent).
+struct DeferredOwned {
     var oldPayload: JSONObject?
     var newPayload: JSONObject?
-    var action: ActionHeader?
-    /// Copies of the action's strings and the instance's key.
     var strings: ActionExtras?
 }
 
@@ -17,6 +26,8 @@ struct DeferredDelivery {
 struct LoopRegistry {
     /// Deliveries waiting, oldest first (ended subscriptions' are skipped).
     var queue = FIFO<DeferredDelivery>()
+    /// What the deliveries in `queue` that own something own, in the same order.
+    var owned = FIFO<DeferredOwned>()
     /// Deliveries waiting for live subscriptions (what `deferred_limit` bounds).
     var pending = 0
     /// `uf_loop_fd`'s descriptor, made at the first call.
@@ -33,36 +44,47 @@ extension Dispatcher {
     /// waiting delivery is dropped and reported.
     func capture(_ record: MutationRecord, for subscription: Int32) {
         var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
-                                        record: record, oldPayload: scratch.delivery.oldPayload,
-                                        newPayload: scratch.delivery.newPayload, action: scratch.delivery.actionHeader)
+                                        record: record, action: scratch.delivery.actionHeader)
+        var owned = DeferredOwned(oldPayload: scratch.delivery.oldPayload, newPayload: scratch.delivery.newPayload)
         do throws(UniFlowError) {
             if var action = delivery.action {
                 action.via = nil
                 // Only texts the caller lent must be copied; most actions lend none.
                 if action.key != nil || action.eventName != nil || action.scope != nil || action.context != nil
                     || action.id != nil || action.timer != nil {
-                    let owned = try ResolvedAction(header: action).owned()
-                    delivery.action = owned.header
-                    delivery.strings = owned.extras
-                } else {
-                    delivery.action = action
+                    let copied = try ResolvedAction(header: action).owned()
+                    action = copied.header
+                    owned.strings = copied.extras
                 }
+                delivery.action = action
             }
             if let key = record.key {
-                delivery.record.key = try ActionExtras.make(&delivery.strings).own(key)
+                delivery.record.key = try ActionExtras.make(&owned.strings).own(key)
             }
         } catch {
             dropped(delivery, error)
             return
         }
+        if owned.oldPayload != nil || owned.newPayload != nil || owned.strings != nil {
+            delivery.owns = true
+            loop.owned.append(owned)
+        }
         loop.queue.append(delivery)
         loop.pending += 1
-        while loop.pending > options.deferredLimit, let oldest = loop.queue.popFirst() {
-            guard hot.subscriptions[Int(oldest.subscription)].alive && hot.subscriptions[Int(oldest.subscription)].id == oldest.id else { continue }
+        while loop.pending > options.deferredLimit, let oldest = popDelivery() {
+            guard hot.subscriptions[Int(oldest.delivery.subscription)].alive
+                    && hot.subscriptions[Int(oldest.delivery.subscription)].id == oldest.delivery.id else { continue }
             loop.pending -= 1
-            dropped(oldest, UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
+            dropped(oldest.delivery, UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
         }
-        noteLoopWork()
+        // Only the first waiting delivery can change what the descriptor says.
+        if loop.pending == 1 { loop.dirty = true }
+    }
+
+    /// The oldest waiting delivery and what it owns.
+    private func popDelivery() -> (delivery: DeferredDelivery, owned: DeferredOwned?)? {
+        guard let delivery = loop.queue.popFirst() else { return nil }
+        return (delivery, delivery.owns ? loop.owned.popFirst() : nil)
     }
 
     /// A delivery that will never be made: counted for its subscription's next
@@ -148,12 +170,12 @@ extension Dispatcher {
                 done += UInt64(fireDueTimers(upTo: time.clock.now()))
             }
             var count = loop.queue.count
-            while count > 0, let delivery = loop.queue.popFirst() {
+            while count > 0, let (delivery, owned) = popDelivery() {
                 count -= 1
                 guard hot.subscriptions[Int(delivery.subscription)].alive,
                       hot.subscriptions[Int(delivery.subscription)].id == delivery.id else { continue }
                 loop.pending -= 1
-                deliverDeferred(delivery)
+                deliverDeferred(delivery, owned)
                 done += 1
                 if !queue.isEmpty { drainQueue() }
             }
@@ -172,21 +194,23 @@ extension Dispatcher {
         }
     }
 
-    private func deliverDeferred(_ delivery: DeferredDelivery) {
+    private func deliverDeferred(_ delivery: DeferredDelivery, _ owned: DeferredOwned?) {
         var record = delivery.record
         let index = delivery.subscription
         record.subscriptionID = delivery.id
         record.dropped = hot.subscriptions[Int(index)].dropped
         hot.subscriptions.pointer(Int(index)).pointee.dropped = 0
-        scratch.delivery.oldPayload = delivery.oldPayload
-        scratch.delivery.newPayload = delivery.newPayload
+        if let owned {
+            scratch.delivery.oldPayload = owned.oldPayload
+            scratch.delivery.newPayload = owned.newPayload
+        }
         scratch.delivery.action = delivery.action
         registrations.notifyingDepth += 1
         withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
         registrations.notifyingDepth -= 1
         flushPendingRemovals()
         scratch.delivery.reset()
-        withExtendedLifetime(delivery.strings) {}
+        withExtendedLifetime(owned) {}
     }
 }
 
