@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+import json
+
 import pytest
 
 import uniflow
-from uniflow import Dispatcher, State
+from uniflow import Dispatcher, State, _callbacks
 
 DOWNLOAD: Dict[str, Any] = {
     "feature": "FileDownloading",
@@ -119,6 +121,84 @@ def test_bad_selectors_are_refused(d: Dispatcher) -> None:
     assert "no_such_operator" in str(info.value)
     with pytest.raises(TypeError):
         d.watch("Lamp.state", "not callable")  # type: ignore[arg-type]
+
+
+# -- how a watch decodes its values ---------------------------------------------------------
+# A watch remembers the decoded value of short texts whose value is immutable; these check
+# that it delivers exactly what json.loads makes, the first time (decoded) and the next
+# (remembered), and that dicts and lists are never shared between deliveries.
+
+TRICKY_TEXTS: List[bytes] = [
+    b'"A"', b'""', b'"a\\"b\\\\c\\n\\t\\/"', b'"\\u00e9\\ud83d\\ude00\\u2028"', '"é😀"'.encode(),
+    b"0", b"-0", b"42", b"-17", b"123456789012345678901234567890", b"-98765432109876543210987654321",
+    b"1.5", b"0.0", b"-0.0", b"0.1", b"1e5", b"1E5", b"1e+5", b"-2.5e-3", b"1.7976931348623157e308",
+    b"true", b"false", b"null", b"1", b"1.0",
+    b"{}", b"[]", b'{"a":[1,{"b":null}],"c":"\\u00e9"}', b'[1,"x",true,null,2.5]',
+]
+
+
+def deliver(monkeypatch: pytest.MonkeyPatch, texts: List[bytes], fn: Any) -> None:
+    """Runs a watch trampoline once per text, as C would, with ``texts`` as the values."""
+    monkeypatch.setattr(_callbacks, "_watch_value", lambda ptr: texts[ptr - 1])  # NULL is no ptr
+    watch = _callbacks.make_watch({}, fn)
+    for ptr in range(1, len(texts) + 1):
+        assert watch(ptr, None) == 0
+
+
+def typed(values: List[Any]) -> List[Any]:
+    # repr tells -0.0 from 0.0 and True from 1, which == does not.
+    return [(type(v), repr(v)) for v in values]
+
+
+def test_a_watch_decodes_every_json_type_as_json_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    _callbacks._decoded.clear()
+    values: List[Any] = []
+    deliver(monkeypatch, TRICKY_TEXTS * 2, values.append)  # decoded, then remembered
+    expected = [json.loads(text) for text in TRICKY_TEXTS] * 2
+    assert typed(values) == typed(expected)
+    assert values == expected
+    assert b'"A"' in _callbacks._decoded  # the second round did come from the cache
+
+
+def test_a_watched_dict_or_list_is_a_new_object_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    values: List[Any] = []
+
+    def spoil(value: Any) -> None:
+        values.append(json.dumps(value))
+        value.append("spoiled") if isinstance(value, list) else value.update(spoiled=True)
+
+    deliver(monkeypatch, [b'{"a":[1]}', b"[1]"] * 3, spoil)
+    assert values == ['{"a": [1]}', "[1]"] * 3
+
+
+def test_the_decoded_values_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    long_text = json.dumps("x" * (_callbacks._DECODED_TEXT_MAX + 1)).encode()
+    texts = [str(n).encode() for n in range(_callbacks._DECODED_MAX + 10)] + [long_text]
+    values: List[Any] = []
+    deliver(monkeypatch, texts, values.append)
+    assert values == [json.loads(text) for text in texts]
+    assert 0 < len(_callbacks._decoded) <= _callbacks._DECODED_MAX
+    assert long_text not in _callbacks._decoded
+
+
+def test_values_from_the_library_arrive_with_their_types() -> None:
+    box = {"feature": "Box", "states": {"Holding": {"fields": {"v": "any"}}}}
+    sent: List[Any] = ["A", 'é\n"x"\\😀', "", 0, -3, 2**40, 1.5, -0.5, 1e-07, True, False, None,
+                       {"k": [1, 2]}, [1, "x"]]
+    values: List[Any] = []
+
+    def keep_and_spoil(value: Any) -> None:
+        values.append(json.loads(json.dumps(value)))
+        if isinstance(value, (dict, list)):
+            value.clear()
+
+    with Dispatcher() as d:
+        d.register(box)
+        d.initialize("Box", "Holding", {"v": "start"})
+        d.watch("Box.payload.v", keep_and_spoil)
+        for v in sent * 2:  # neighbours differ, so each one is a change
+            d.actualize("Box", "Holding", {"v": v})
+    assert typed(values) == typed(["start"] + sent * 2)
 
 
 # -- interceptors ----------------------------------------------------------------------------

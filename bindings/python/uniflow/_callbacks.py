@@ -27,12 +27,14 @@ import json
 import sys
 import types
 import weakref
+from ctypes import c_char_p, c_void_p
 from threading import get_ident
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import intercept as _intercept
 from . import mutation as _mutation
-from ._library import FREE_FN, HANDLER_FN, INTERCEPTOR_FN, REPORT_FN, SUBSCRIBER_FN, VIA_FN, WATCH_FN
+from ._library import (FREE_FN, HANDLER_FN, INTERCEPTOR_FN, REPORT_FN, SUBSCRIBER_FN, VIA_FN, WATCH_FN,
+                       holding_the_gil)
 from .intercept import Action, Veto
 from .mutation import BindingCall, Mutation
 from .values import DECLINE, REJECT, STOP
@@ -56,7 +58,11 @@ def bind(lib: Any) -> None:
     global _payload_json, _become, _watch_value, _set_reason
     _payload_json = lib.uf_context_payload_json
     _become = lib.uf_context_become
-    _watch_value = getattr(lib, "uf_watch_value_json", None)
+    # Called once per watch delivery, from inside a callback: keeping the GIL saves a
+    # release and re-take around a call that only copies the value's text out.
+    _watch_value = holding_the_gil("uf_watch_value_json")
+    if _watch_value is not None:
+        _watch_value.restype, _watch_value.argtypes = c_char_p, [c_void_p]
     _set_reason = getattr(lib, "uf_intercepted_set_reason", None)
     _mutation._bind(lib)
     _intercept._bind(lib)
@@ -324,13 +330,43 @@ def make_handler(errors: Errors, fn: Callable[[BindingCall], Any]) -> Any:
     return HANDLER_FN(handler)
 
 
+#: JSON text -> its value, for immutable values only (str, int, float, bool, None): a
+#: watched value mostly repeats (states, flags, small numbers), and json.loads of even
+#: b'"A"' costs about as much as the rest of a watch call. A dict or list is never kept: each
+#: call must hand ``fn`` a fresh object it may mutate. Emptied when full, so a value
+#: that never repeats (a counter) keeps it bounded and costs one json.loads as before.
+_decoded: Dict[bytes, Any] = {}
+_DECODED_MAX = 1024
+_DECODED_TEXT_MAX = 128  # bytes: a long text seldom repeats, and memory stays small
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def decode_value(text: bytes) -> Any:
+    """``json.loads(text)``, remembered in ``_decoded`` when the value is immutable."""
+    value = json.loads(text)
+    if type(value) in _IMMUTABLE and len(text) <= _DECODED_TEXT_MAX:
+        if len(_decoded) >= _DECODED_MAX:
+            _decoded.clear()
+        _decoded[text] = value
+    return value
+
+
 def make_watch(errors: Errors, fn: Callable[[Any], Any]) -> Any:
     """The C watch for ``fn``, which receives each new value decoded from JSON."""
+    # Runs once per change: what it needs is bound here (bind() ran before any watch is
+    # made), and a repeated value costs a dict lookup instead of json.loads.
+    value_json = _watch_value
+    remembered = _decoded.get
+    missing = object()
 
     def watch(ptr: int, _payload: Optional[int]) -> bool:
         try:
             try:
-                result = fn(json.loads(_watch_value(ptr)))
+                text = value_json(ptr)
+                # One get(), atomic even while another thread empties the cache; not
+                # try/except KeyError, whose raise would slow every dict or list value.
+                value = remembered(text, missing)
+                result = fn(decode_value(text) if value is missing else value)
             except BaseException as exc:
                 result = None
                 store_error(errors, exc, "watch")
