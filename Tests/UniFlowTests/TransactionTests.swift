@@ -48,6 +48,12 @@ import Testing
         #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Toggle","into":"Off"},{"kind":"initialize","feature":"Nope","into":"Off"}]"#) == UF_ENOTFOUND)
         #expect(h.lastError == "batch[1]: unknown feature 'Nope'")
         #expect(uf_submit_batch(h.d, #"{"kind":"initialize"}"#) == UF_ESCHEMA)
+        // An action that is not one at all is the failure before any that does not
+        // resolve, wherever it stands.
+        #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Nope","into":"Off"},{"kind":"initialize","feature":"Toggle","into":"Off"},{"feature":"Toggle"}]"#) == UF_ESCHEMA)
+        #expect(h.lastError == "batch[2]: action: missing key 'kind'")
+        #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Toggle","into":"Nope"},{"kind":"initialize","feature":"Nope","into":"Off"}]"#) == UF_ENOTFOUND)
+        #expect(h.lastError == "batch[0]: unknown state 'Nope' of feature Toggle")
         #expect(h.state == "{}")
     }
 

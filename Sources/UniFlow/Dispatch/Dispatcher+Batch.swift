@@ -44,35 +44,47 @@ extension Dispatcher {
             guard let items = JanssonValue(root).elements else {
                 throw UniFlowError(.schema, "a batch must be an array of actions, got \(JSONParser.typeName(of: root))")
             }
-            var requests: [BorrowedAction] = []
-            requests.reserveCapacity(items.count)
-            for (i, item) in items.enumerated() {
-                do throws(UniFlowError) {
-                    requests.append(try BorrowedAction.decode(item))
-                } catch {
-                    throw error.prefixed("batch[\(i)]")
-                }
-            }
             try exclusive { () throws(UniFlowError) in
-                var actions: [ResolvedAction] = []
-                actions.reserveCapacity(requests.count)
-                for (i, request) in requests.enumerated() {
-                    do throws(UniFlowError) {
-                        actions.append(try resolve(request, hasVia: false))
-                    } catch {
-                        throw error.prefixed("batch[\(i)]")
-                    }
-                }
-                try apply(actions)
+                try apply(try resolveBatch(items))
             }
         }
+    }
+
+    /// Decodes and resolves each action in one pass: a decoded action is lent to
+    /// `resolve` and dropped, never kept in a list (copying one in and out cost
+    /// more than resolving it). The first action that does not decode is the
+    /// failure even when an earlier one does not resolve, as if every action
+    /// were decoded first.
+    private func resolveBatch(_ items: [JanssonValue]) throws(UniFlowError) -> [ResolvedAction] {
+        var actions: [ResolvedAction] = []
+        actions.reserveCapacity(items.count)
+        var unresolved: UniFlowError? = nil
+        for i in items.indices {
+            let request: BorrowedAction
+            do throws(UniFlowError) {
+                request = try BorrowedAction.decode(items[i])
+            } catch {
+                throw error.prefixed("batch[\(i)]")
+            }
+            guard unresolved == nil else { continue }
+            do throws(UniFlowError) {
+                actions.append(try resolve(request, hasVia: false))
+            } catch {
+                unresolved = error.prefixed("batch[\(i)]")
+            }
+        }
+        if let unresolved { throw unresolved }
+        return actions
     }
 
     private func apply(_ actions: [ResolvedAction]) throws(UniFlowError) {
         let journaling = hot.journaling
         // Journal the batch only once it holds: a crash mid-batch must not replay half of it.
         hot.journaling = false
-        batch = BatchLog(seq: model.seq)
+        // Reserved once: growing these lists cost more allocations than the rest of a small batch.
+        var log = BatchLog(seq: model.seq)
+        log.undo.reserveCapacity(actions.count)
+        batch = log
         /// Undoes the batch and reports its one rejection; returns the failure
         /// as the call gives it (with the action's index, when there is one).
         func rollBack(_ failure: UniFlowError, at index: Int?, reporting action: ActionHeader?) -> UniFlowError {
@@ -85,17 +97,18 @@ extension Dispatcher {
             return index.map { failure.prefixed("batch[\($0)]") } ?? failure
         }
         var committed: [CommittedMutation] = []
-        for (i, action) in actions.enumerated() {
-            var header = action.header
+        committed.reserveCapacity(actions.count)
+        for i in actions.indices {
+            var header = actions[i].header
             let place = place(of: header)
             let current = state(at: place)
             if let failure = checkPrecondition(header, current: current) {
                 throw rollBack(failure, at: i, reporting: header)
             }
             var kind = MutationKind(applying: header.kind)
-            var payload = action.payload
+            var payload = actions[i].payload
             if header.kind == .send {
-                switch chooseTarget(header, place: place, current: current, eventPayload: action.payload ?? JSONObject()) {
+                switch chooseTarget(header, place: place, current: current, eventPayload: actions[i].payload ?? JSONObject()) {
                 case .failure(let failure):
                     throw rollBack(failure, at: i, reporting: header)
                 case .success(let choice):
@@ -104,7 +117,7 @@ extension Dispatcher {
                     payload = choice.payload
                 }
             }
-            if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+            if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: actions[i].payload) {
                 throw rollBack(failure, at: i, reporting: header)
             }
             if header.kind != .trigger {
@@ -129,10 +142,10 @@ extension Dispatcher {
         cascade.processed += actions.count
         for mutation in committed { noteCommitted(mutation) }
         var next = 0
-        for action in actions {
-            if action.kind == .trigger {
-                if reportingActive { report(.processed, action: action.header) }
-                for queued in action.extras?.submit ?? [] { queue.append(queued) }
+        for i in actions.indices {
+            if actions[i].kind == .trigger {
+                if reportingActive { report(.processed, action: actions[i].header) }
+                for queued in actions[i].extras?.submit ?? [] { queue.append(queued) }
             } else {
                 announce(committed[next])
                 next += 1
