@@ -45,7 +45,7 @@ extension Dispatcher {
     func capture(_ record: MutationRecord, for subscription: Int32) {
         var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
                                         record: record, action: scratch.delivery.actionHeader)
-        var owned = DeferredOwned(oldPayload: scratch.delivery.oldPayload, newPayload: scratch.delivery.newPayload)
+        var strings: ActionExtras? = nil
         do throws(UniFlowError) {
             if var action = delivery.action {
                 action.via = nil
@@ -54,20 +54,22 @@ extension Dispatcher {
                     || action.id != nil || action.timer != nil {
                     let copied = try ResolvedAction(header: action).owned()
                     action = copied.header
-                    owned.strings = copied.extras
+                    strings = copied.extras
                 }
                 delivery.action = action
             }
             if let key = record.key {
-                delivery.record.key = try ActionExtras.make(&owned.strings).own(key)
+                delivery.record.key = try ActionExtras.make(&strings).own(key)
             }
         } catch {
             dropped(delivery, error)
             return
         }
-        if owned.oldPayload != nil || owned.newPayload != nil || owned.strings != nil {
+        // Made only when there is something to own: building one cost as much as the rest.
+        if strings != nil || scratch.delivery.oldPayload != nil || scratch.delivery.newPayload != nil {
             delivery.owns = true
-            loop.owned.append(owned)
+            loop.owned.append(DeferredOwned(oldPayload: scratch.delivery.oldPayload, newPayload: scratch.delivery.newPayload,
+                                            strings: strings))
         }
         loop.queue.append(delivery)
         loop.pending += 1
