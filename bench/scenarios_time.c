@@ -7,6 +7,9 @@
  *   uf_untimed_toggle        a toggle between two states, neither with a timer
  *   uf_timed_toggle          the same where B has an `after` timer: every other
  *                            transition arms it, the others disarm it (1.3x)
+ *   c_clock_read             one clock_gettime(CLOCK_MONOTONIC): what arming a
+ *                            timer must read, so uf_timed_toggle pays half of it
+ *                            per action (the floor of its ratio; no target)
  *   uf_deferred_1000         uf_short's toggle delivered to a uf_subscribe_deferred
  *                            subscriber by uf_loop_run every 1,000 mutations, per
  *                            mutation (2x uf_short, the direct delivery)
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Far enough that nothing armed during a run falls due: an hour. */
 enum { FAR_MS = 3600000 };
@@ -66,6 +70,22 @@ static void check_submit_after_cancel(scenario *s) {
     expect_timers(s, "[]");
     if (s->notified != 0) die("%s: a cancelled timer fired", s->name);
 }
+
+/* ------------------------------------------------------------ the clock */
+
+/* What a deadline costs to know: the clock read that arming a timer cannot do
+ * without (its deadline counts from now). The sum keeps the calls. */
+static void run_clock_read(scenario *s, long n) {
+    uint64_t sum = 0;
+    for (long i = 0; i < n; ++i) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        sum += (uint64_t)now.tv_nsec;
+    }
+    s->extra += sum & 1;
+}
+
+static void setup_clock_read(scenario *s) { (void)s; }
 
 /* ----------------------------------------------------------- state timers */
 
@@ -145,6 +165,8 @@ static void check_deferred(scenario *s) {
 static scenario scenarios[] = {
     SCENARIO_CHECKED("uf_submit_after_cancel", "uf_submit_after + uf_timer_cancel of uf_submit_toggle's text",
                      setup_submit_after_cancel, run_submit_after_cancel, check_submit_after_cancel),
+    SCENARIO("c_clock_read", "clock_gettime(CLOCK_MONOTONIC), what arming a timer reads", setup_clock_read,
+             run_clock_read),
     SCENARIO_CHECKED("uf_untimed_toggle", "uf_dispatch toggle Timed: A<->B, no timer", setup_untimed_toggle,
                      run_dispatch_toggle, check_untimed_toggle),
     SCENARIO_CHECKED("uf_timed_toggle", "the same, B has an after timer (armed, disarmed)", setup_timed_toggle,
