@@ -421,7 +421,8 @@ extension Dispatcher {
     /// and must not wake for it (nor stay readable for a due one).
     @inline(__always)
     func noteDisarmed() {
-        if options.timers == .host { loop.dirty = true }
+        // Without a descriptor (a host that polls `uf_loop_timeout`) there is nothing to update.
+        if options.timers == .host && loop.descriptor != nil { loop.dirty = true }
     }
 
     /// Someone must know of a new deadline: the timer thread (started on the
@@ -436,7 +437,7 @@ extension Dispatcher {
             } else {
                 startTimerThread()
             }
-        } else {
+        } else if loop.descriptor != nil {
             loop.dirty = true
         }
     }
