@@ -80,16 +80,23 @@ extension Dispatcher {
     /// (the others keep their deadline, and one that fired stays fired).
     func stateChanged(at place: Place, kind: MutationKind, from old: Int32, into new: Int32) {
         let feature = hot.features[Int(place.feature)]
-        let base = armBase
+        // The clock is read only to arm: a read costs more than a toggle (bench/README.md).
         switch kind {
         case .initialization:
-            if stateSlot(new, of: feature).hasTimers { armStateTimers(at: place, state: new) { base &+ $1.ms } }
+            if stateSlot(new, of: feature).hasTimers {
+                let base = armBase
+                armStateTimers(at: place, state: new) { base &+ $1.ms }
+            }
         case .transition:
             disarmStateTimers(at: place)
-            if stateSlot(new, of: feature).hasTimers { armStateTimers(at: place, state: new) { base &+ $1.ms } }
+            if stateSlot(new, of: feature).hasTimers {
+                let base = armBase
+                armStateTimers(at: place, state: new) { base &+ $1.ms }
+            }
         case .actualization:
             guard stateSlot(new, of: feature).hasTimers,
                   timerSpecs(of: new, in: feature).contains(where: { hot.timerSpecs[$0].resetOnUpdate }) else { return }
+            let base = armBase
             // The entry timers still armed keep their deadline and their place in arm order.
             var kept: [Int: (deadline: UInt64, serial: UInt64)] = [:]
             var index = timerHead(place)
