@@ -246,3 +246,14 @@ def test_discovery_order_without_the_variable() -> None:
     assert out == [str(package / "libuniflow.so"), str(package / "libuniflow.so.0")] + [
         str(root / folder / "libuniflow.so")
         for folder in ("build/prefix/lib", "build/release", ".build/release", ".build/debug")]
+
+
+def test_functions_called_holding_the_gil_return_the_c_int_with_its_sign() -> None:
+    # They have no restype (ctypes then reads a C int); a failure must stay negative.
+    from uniflow._library import holding_the_gil
+
+    dispatch_try = holding_the_gil("uf_dispatch_try")
+    assert dispatch_try is not None
+    rc = dispatch_try(None, None)
+    assert type(rc) is int and rc == uniflow.Status.EINVAL
+    assert holding_the_gil("uf_not_exported") is None
