@@ -393,10 +393,19 @@ static void a_forked_child_may_only_free_the_parents_dispatcher(void) {
     uf_dispatcher *d = check_dispatcher(NULL, toggle);
     CHECK_STATUS(uf_submit(d, init_off), UF_OK);
     CHECK_STATUS(uf_subscribe(d, NULL, note_call, NULL, note_free, NULL), UF_OK);
-    /* A live timer thread: it has fired once and waits for the next timer. */
+    /* A live timer thread: it has fired once and waits for the next timer, an
+     * hour away. That one is armed first: arming it after the firing would wake
+     * the thread, which could then hold the dispatcher at the fork (the child
+     * would then, rightly, release memory only). */
+    CHECK_STATUS(uf_submit_after(d, to_off, 3600000, "parent", 0), UF_OK);
     CHECK_STATUS(uf_submit_after(d, to_on, 1, NULL, 0), UF_OK);
     CHECK(wait_for(&seen.calls, 1));
-    CHECK_STATUS(uf_submit_after(d, to_off, 3600000, "parent", 0), UF_OK);
+    /* The thread holds the dispatcher until it waits again: a call that takes the
+     * dispatcher returns only then, and nothing wakes the thread after it. */
+    char *armed = NULL;
+    CHECK_STATUS(uf_timers_get(d, &armed), UF_OK);
+    CHECK(armed != NULL && strstr(armed, "\"parent\"") != NULL);
+    uf_free(armed);
     int result[2];
     REQUIRE(pipe(result) == 0);
     fflush(NULL);

@@ -70,7 +70,6 @@ extension JsonLogic {
     /// an empty or null path is the whole data. A path that ends early gives the
     /// default (or null) — a member that holds null gives null, not the default.
     static func variable(_ path: JSValue, default fallback: JSValue, in data: JSValue) -> JSValue {
-        let notFound = fallback.isUndefined ? JSValue.null : fallback
         switch path {
         case .undefined, .null: return data
         case .string(let s) where s.isEmpty: return data
