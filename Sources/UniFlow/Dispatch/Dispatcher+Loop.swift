@@ -74,13 +74,19 @@ extension Dispatcher {
         loop.queue.append(delivery)
         loop.pending += 1
         while loop.pending > options.deferredLimit, let oldest = popDelivery() {
-            guard hot.subscriptions[Int(oldest.delivery.subscription)].alive
-                    && hot.subscriptions[Int(oldest.delivery.subscription)].id == oldest.delivery.id else { continue }
+            guard isWanted(oldest.delivery) else { continue }
             loop.pending -= 1
             dropped(oldest.delivery, UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
         }
         // Only the first waiting delivery can change what the descriptor says.
         if loop.pending == 1 { loop.dirty = true }
+    }
+
+    /// Whether the delivery's subscription is still the one it was made for
+    /// (ended subscriptions' deliveries are skipped, and no longer counted).
+    @inline(__always)
+    private func isWanted(_ delivery: DeferredDelivery) -> Bool {
+        hot.subscriptions[Int(delivery.subscription)].alive && hot.subscriptions[Int(delivery.subscription)].id == delivery.id
     }
 
     /// The oldest waiting delivery and what it owns.
@@ -174,8 +180,7 @@ extension Dispatcher {
             var count = loop.queue.count
             while count > 0, let (delivery, owned) = popDelivery() {
                 count -= 1
-                guard hot.subscriptions[Int(delivery.subscription)].alive,
-                      hot.subscriptions[Int(delivery.subscription)].id == delivery.id else { continue }
+                guard isWanted(delivery) else { continue }
                 loop.pending -= 1
                 deliverDeferred(delivery, owned)
                 done += 1

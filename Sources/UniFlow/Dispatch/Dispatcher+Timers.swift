@@ -80,19 +80,12 @@ extension Dispatcher {
     /// (the others keep their deadline, and one that fired stays fired).
     func stateChanged(at place: Place, kind: MutationKind, from old: Int32, into new: Int32) {
         let feature = hot.features[Int(place.feature)]
-        // The clock is read only to arm: a read costs more than a toggle (bench/README.md).
         switch kind {
         case .initialization:
-            if stateSlot(new, of: feature).hasTimers {
-                let base = armBase
-                armStateTimers(at: place, state: new) { base &+ $1.ms }
-            }
+            armEntered(new, at: place, of: feature)
         case .transition:
             disarmStateTimers(at: place)
-            if stateSlot(new, of: feature).hasTimers {
-                let base = armBase
-                armStateTimers(at: place, state: new) { base &+ $1.ms }
-            }
+            armEntered(new, at: place, of: feature)
         case .actualization:
             guard stateSlot(new, of: feature).hasTimers,
                   timerSpecs(of: new, in: feature).contains(where: { hot.timerSpecs[$0].resetOnUpdate }) else { return }
@@ -112,6 +105,16 @@ extension Dispatcher {
         case .deinitialization:
             disarmStateTimers(at: place)
         }
+    }
+
+    /// Arms the timers of a state just entered, their delays counted from now.
+    /// The clock is read only here, to arm: a read costs more than a toggle
+    /// (bench/README.md).
+    @inline(__always)
+    private func armEntered(_ state: Int32, at place: Place, of feature: FeatureSlot) {
+        guard stateSlot(state, of: feature).hasTimers else { return }
+        let base = armBase
+        armStateTimers(at: place, state: state) { base &+ $1.ms }
     }
 
     /// Arms the state's timers at a place; `deadline` gives each one's deadline
