@@ -94,8 +94,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
     if (filter) {
         const char *open = strchr(filter, '['), *close = open ? strchr(open, ']') : NULL;
         if (open && close && (size_t)(close - open) < sizeof named) {
-            memcpy(named, open + 1, (size_t)(close - open - 1));
-            named[close - open - 1] = '\0';
+            /* Blanks around the key are the grammar's, not the key's: Job[ a ] is Job[a]. */
+            const char *first = open + 1, *end = close;
+            while (first < end && (*first == ' ' || *first == '\t')) ++first;
+            while (end > first && (end[-1] == ' ' || end[-1] == '\t')) --end;
+            memcpy(named, first, (size_t)(end - first));
+            named[end - first] = '\0';
         }
         status = uf_subscribe(d, filter, on_mutation, &f, free_follower, NULL);
         fuzz_check_status("uf_subscribe", status);
