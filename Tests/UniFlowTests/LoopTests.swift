@@ -73,6 +73,58 @@ import Testing
         #expect(direct[3] == #"1 | Upload | a_pdf | NULL | Sending | NULL | {"bytes":1} | {"seq":4,"kind":"initialization","feature":"Upload","key":"a_pdf","old":null,"new":{"state":"Sending","payload":{"bytes":1}},"action":{"kind":"initialize","feature":"Upload","key":"a_pdf","into":"Sending"}} | 4 | 0 | same dispatcher"#)
     }
 
+    @Test func hotPathActionsKeepWhatTheyLentAndSaid() {
+        // uf_dispatch's hot path lends the action's texts for the call only: a
+        // deferred delivery shows them, and `same`, as they were when applied,
+        // after the caller's buffers changed. Mixed with actions the general path
+        // applied, and with deliveries skipped for a stopped subscription.
+        let h = Harness(Seeds.toggle)
+        var direct: [String] = [], deferred: [String] = []
+        h.subscribe(nil) { m in direct.append(String(cString: uf_mutation_json(m))); return 0 }
+        var stopped = 0
+        h.subscribeDeferred(nil) { _ in stopped += 1; return Int32(UF_STOP) }
+        h.subscribeDeferred(nil) { m in deferred.append(String(cString: uf_mutation_json(m))); return 0 }
+        let scope = strdup("a scope")!, context = strdup("a context")!, id = strdup("an id")!
+        defer { free(scope); free(context); free(id) }
+        func toggle(into: String, same: Bool = false, lending: Bool = false) -> Int32 {
+            "Toggle".withCString { feature in
+                into.withCString { state in
+                    var a = uf_action()
+                    a.size = UInt32(MemoryLayout<uf_action>.size)
+                    a.kind = UF_ACTION_TRANSITION
+                    a.feature = feature
+                    a.into = state
+                    a.same = same ? 1 : 0
+                    if lending {
+                        a.scope = UnsafePointer(scope)
+                        a.context = UnsafePointer(context)
+                        a.id = UnsafePointer(id)
+                    }
+                    return uf_dispatch(h.d, &a)
+                }
+            }
+        }
+        #expect(h.submit(off) == UF_OK)
+        #expect(toggle(into: "On") == UF_OK)
+        #expect(toggle(into: "On", same: true) == UF_OK)
+        #expect(toggle(into: "Off", lending: true) == UF_OK)
+        #expect(h.submit(on) == UF_OK)
+        strcpy(scope, "changed")
+        strcpy(context, "changed")
+        strcpy(id, "gone")
+        #expect(h.runLoop() == (UF_OK, 6))
+        #expect(stopped == 1)
+        #expect(deferred == direct)
+        #expect(direct.count == 5)
+        #expect(direct[1].hasSuffix(#""action":{"kind":"transition","feature":"Toggle","into":"On","same":false}}"#))
+        #expect(direct[2].hasSuffix(#""action":{"kind":"transition","feature":"Toggle","into":"On","same":true}}"#))
+        #expect(direct[3].hasSuffix(#""action":{"kind":"transition","feature":"Toggle","into":"Off","same":false,"scope":"a scope","context":"a context","id":"an id"}}"#))
+        // What the skipped deliveries kept went with them: the next run is in step.
+        #expect(h.submit(back) == UF_OK)
+        #expect(h.runLoop() == (UF_OK, 1))
+        #expect(deferred == direct)
+    }
+
     @Test func stopDropsTheSubscriptionsWaitingDeliveries() {
         let h = Harness(Seeds.toggle)
         var calls = 0
@@ -127,6 +179,26 @@ import Testing
         #expect(h.submit(on) == UF_OK)
         #expect(h.runLoop() == (UF_OK, 1))
         #expect(seen.last == "4 dropped 0")
+    }
+
+    @Test func droppingPastTheLimitSkipsEndedSubscriptionsAndKeepsTheRestInStep() {
+        // An ended subscription's waiting delivery is skipped on the way to the
+        // oldest live one, with what it kept: the deliveries left show their own actions.
+        let h = Harness(options: #"{"deferred_limit":2}"#, Seeds.toggle)
+        var direct: [String] = [], deferred: [String] = []
+        h.subscribe(nil) { m in direct.append(String(cString: uf_mutation_json(m))); return 0 }
+        let ended = h.subscribeDeferred(nil) { _ in 0 }
+        h.subscribeDeferred(nil) { m in
+            deferred.append("dropped \(uf_mutation_dropped(m)): " + String(cString: uf_mutation_json(m)))
+            return 0
+        }
+        #expect(h.submit(#"{"kind":"initialize","feature":"Toggle","into":"Off","context":"zero"}"#) == UF_OK)
+        #expect(uf_unsubscribe(h.d, ended.id) == UF_OK)
+        #expect(h.submit(#"{"kind":"transition","feature":"Toggle","into":"On","context":"first"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"transition","feature":"Toggle","into":"Off","context":"second"}"#) == UF_OK)
+        #expect(h.runLoop() == (UF_OK, 2))
+        #expect(deferred == ["dropped 1: " + direct[1], "dropped 0: " + direct[2]])
+        #expect(direct[1].hasSuffix(#""context":"first"}}"#))
     }
 
     @Test func theLimitCountsEveryWaitingDeliveryAndTheDropIsToldToItsOwnSubscription() {

@@ -3,13 +3,19 @@ import Glibc
 
 /// A mutation kept for a deferred subscriber until the host's loop delivers it.
 /// Trivially copyable, so that queueing and popping it copy bytes and retain
-/// nothing: what a delivery owns is in `DeferredOwned`, queued beside it, and
-/// most deliveries (a payload-free mutation whose action lent no text) own nothing.
+/// nothing. Most deliveries are a payload-free mutation the hot path applied,
+/// from an action that lent no text: they are this record alone. Any other
+/// action's header waits in `LoopRegistry.headers`, and what a delivery owns
+/// (payloads, copied texts) in `LoopRegistry.owned`, both in queue order.
 struct DeferredDelivery {
     var subscription: Int32
     var id: UInt64
     var record: MutationRecord
-    var action: ActionHeader?
+    /// The action when the hot path applied it and it lent no text, pointing at
+    /// one of `LoopRegistry.plainActions` in place of the caller's struct.
+    var hotAction: HotAction?
+    /// Its action's header is next in `LoopRegistry.headers`.
+    var hasHeader = false
     /// Its `DeferredOwned` is next in `LoopRegistry.owned`.
     var owns = false
 }
@@ -25,7 +31,9 @@ struct DeferredOwned {
 /// Delivery on the host's thread: the deferred queue and the loop's descriptor.
 struct LoopRegistry {
     /// Deliveries waiting, oldest first (ended subscriptions' are skipped).
-    var queue = FIFO<DeferredDelivery>()
+    var queue = FlatQueue<DeferredDelivery>()
+    /// The headers of the waiting deliveries' actions that are not `hotAction`s.
+    var headers = FlatQueue<ActionHeader>()
     /// What the deliveries in `queue` that own something own, in the same order.
     var owned = FIFO<DeferredOwned>()
     /// Deliveries waiting for live subscriptions (what `deferred_limit` bounds).
@@ -34,6 +42,20 @@ struct LoopRegistry {
     var descriptor: LoopDescriptor?
     /// The descriptor's state may be out of date.
     var dirty = false
+    /// Two zeroed actions, `same` off and on: what a queued `HotAction` points
+    /// to once the caller's struct is gone, so that its header lends no text.
+    let plainActions: UnsafeMutablePointer<uf_action> = {
+        let actions = UnsafeMutablePointer<uf_action>.allocate(capacity: 2)
+        actions.initialize(repeating: uf_action(), count: 2)
+        actions[1].same = 1
+        return actions
+    }()
+
+    mutating func deallocate() {
+        queue.deallocate()
+        headers.deallocate()
+        plainActions.deallocate()
+    }
 }
 
 /// The host's event loop (`docs/time.md`): deferred subscriptions and watches,
@@ -43,11 +65,14 @@ extension Dispatcher {
     /// mutation's own end with the delivery). Past `deferred_limit`, the oldest
     /// waiting delivery is dropped and reported.
     func capture(_ record: MutationRecord, for subscription: Int32) {
-        var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
-                                        record: record, action: scratch.delivery.actionHeader)
+        var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id, record: record)
+        var header: ActionHeader? = nil
         var strings: ActionExtras? = nil
         do throws(UniFlowError) {
-            if var action = delivery.action {
+            if let action = scratch.delivery.hotAction, !action.lendsTexts {
+                delivery.hotAction = action
+                delivery.hotAction!.action = UnsafePointer(loop.plainActions + (action.action.pointee.same != 0 ? 1 : 0))
+            } else if var action = scratch.delivery.actionHeader {
                 action.via = nil
                 // Only texts the caller lent must be copied; most actions lend none.
                 if action.key != nil || action.eventName != nil || action.scope != nil || action.context != nil
@@ -56,27 +81,41 @@ extension Dispatcher {
                     action = copied.header
                     strings = copied.extras
                 }
-                delivery.action = action
+                header = action
             }
             if let key = record.key {
                 delivery.record.key = try ActionExtras.make(&strings).own(key)
             }
+            // A DeferredOwned is made only when there is something to own: making
+            // one costs as much as the rest.
+            delivery.owns = strings != nil || scratch.delivery.oldPayload != nil || scratch.delivery.newPayload != nil
+            if let header {
+                try loop.headers.append(header)
+                delivery.hasHeader = true
+            }
+            do throws(UniFlowError) {
+                try loop.queue.append(delivery)
+            } catch {
+                if delivery.hasHeader { loop.headers.removeLast() }
+                throw error
+            }
         } catch {
-            dropped(delivery, error)
+            dropped(delivery, action: header ?? delivery.hotAction?.header, error)
             return
         }
-        // Made only when there is something to own: building one cost as much as the rest.
-        if strings != nil || scratch.delivery.oldPayload != nil || scratch.delivery.newPayload != nil {
-            delivery.owns = true
+        if delivery.owns {
             loop.owned.append(DeferredOwned(oldPayload: scratch.delivery.oldPayload, newPayload: scratch.delivery.newPayload,
                                             strings: strings))
         }
-        loop.queue.append(delivery)
         loop.pending += 1
         while loop.pending > options.deferredLimit, let oldest = popDelivery() {
-            guard isWanted(oldest.delivery) else { continue }
+            guard isWanted(oldest.delivery) else {
+                discard(oldest.delivery)
+                continue
+            }
             loop.pending -= 1
-            dropped(oldest.delivery, UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
+            dropped(oldest.delivery, action: popHeader(of: oldest.delivery),
+                    UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
         }
         // Only the first waiting delivery can change what the descriptor says.
         if loop.pending == 1 { loop.dirty = true }
@@ -89,18 +128,29 @@ extension Dispatcher {
         hot.subscriptions[Int(delivery.subscription)].alive && hot.subscriptions[Int(delivery.subscription)].id == delivery.id
     }
 
-    /// The oldest waiting delivery and what it owns.
+    /// The oldest waiting delivery and what it owns. Its action's header, if it
+    /// is not a `HotAction`, is the next in `loop.headers` (`popHeader`).
     private func popDelivery() -> (delivery: DeferredDelivery, owned: DeferredOwned?)? {
         guard let delivery = loop.queue.popFirst() else { return nil }
         return (delivery, delivery.owns ? loop.owned.popFirst() : nil)
     }
 
+    /// The action of a delivery `popDelivery` just returned.
+    private func popHeader(of delivery: DeferredDelivery) -> ActionHeader? {
+        delivery.hasHeader ? loop.headers.popFirst() : delivery.hotAction?.header
+    }
+
+    /// A delivery `popDelivery` just returned that will not be made: its header goes with it.
+    private func discard(_ delivery: DeferredDelivery) {
+        if delivery.hasHeader { loop.headers.discardFirst() }
+    }
+
     /// A delivery that will never be made: counted for its subscription's next
     /// one, and reported.
-    private func dropped(_ delivery: DeferredDelivery, _ failure: UniFlowError) {
+    private func dropped(_ delivery: DeferredDelivery, action: ActionHeader?, _ failure: UniFlowError) {
         hot.subscriptions.pointer(Int(delivery.subscription)).pointee.dropped += 1
         guard reportingActive else { return }
-        report(.dropped, action: delivery.action, failure: failure,
+        report(.dropped, action: action, failure: failure,
                details: ReportDetails(subscription: delivery.id, seq: delivery.record.seq))
     }
 
@@ -108,7 +158,7 @@ extension Dispatcher {
     /// skipped when their turn comes).
     func dropDeliveries(of subscription: Int32) {
         let id = hot.subscriptions[Int(subscription)].id
-        let waiting = loop.queue.waiting.reduce(0) { $0 + ($1.subscription == subscription && $1.id == id ? 1 : 0) }
+        let waiting = loop.queue.count { $0.subscription == subscription && $0.id == id }
         loop.pending -= waiting
         loop.dirty = true
     }
@@ -180,7 +230,10 @@ extension Dispatcher {
             var count = loop.queue.count
             while count > 0, let (delivery, owned) = popDelivery() {
                 count -= 1
-                guard isWanted(delivery) else { continue }
+                guard isWanted(delivery) else {
+                    discard(delivery)
+                    continue
+                }
                 loop.pending -= 1
                 deliverDeferred(delivery, owned)
                 done += 1
@@ -211,7 +264,11 @@ extension Dispatcher {
             scratch.delivery.oldPayload = owned.oldPayload
             scratch.delivery.newPayload = owned.newPayload
         }
-        scratch.delivery.action = delivery.action
+        if delivery.hasHeader {
+            scratch.delivery.action = loop.headers.popFirst()
+        } else {
+            scratch.delivery.hotAction = delivery.hotAction
+        }
         registrations.notifyingDepth += 1
         withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
         registrations.notifyingDepth -= 1

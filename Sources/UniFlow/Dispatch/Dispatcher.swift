@@ -73,6 +73,7 @@ final class Dispatcher {
 
     deinit {
         time.store.deallocate()
+        loop.deallocate()
         scratch.reset()
         for key in changes.retiredKeys { free(key) }
         hot.deallocate()

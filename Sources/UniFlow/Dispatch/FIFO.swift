@@ -22,7 +22,4 @@ struct FIFO<Element> {
         }
         return first
     }
-
-    /// The elements not popped yet, oldest first.
-    var waiting: ArraySlice<Element> { items[head...] }
 }

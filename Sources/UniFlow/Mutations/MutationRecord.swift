@@ -47,6 +47,12 @@ struct HotAction {
     var into: Int32
     var event: Int32
 
+    /// Whether the caller's struct lends texts the action's header points to.
+    var lendsTexts: Bool {
+        action.pointee.key != nil || action.pointee.event != nil || action.pointee.scope != nil
+            || action.pointee.context != nil || action.pointee.id != nil
+    }
+
     var header: ActionHeader {
         let a = action.pointee
         var header = ActionHeader(kind: kind, feature: feature)

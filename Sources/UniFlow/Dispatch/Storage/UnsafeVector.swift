@@ -50,6 +50,13 @@ struct UnsafeVector<Element: BitwiseCopyable> {
     /// Drops the elements from `n` on.
     mutating func truncate(to n: Int) { storedCount = Int32(Swift.min(n, count)) }
 
+    /// Drops the first `n` elements; the others move to the front, in order.
+    mutating func removeFirst(_ n: Int) {
+        let kept = count - n
+        if kept > 0 { base.unsafelyUnwrapped.update(from: base.unsafelyUnwrapped + n, count: kept) }
+        storedCount = Int32(Swift.max(kept, 0))
+    }
+
     /// Keeps the elements for which `drop` is false, in order.
     mutating func removeAll(where drop: (Element) -> Bool) {
         var kept = 0
