@@ -7,8 +7,11 @@
  * matcher written here from the table of docs/filters.md (a differential test): a filter the
  * reference parses must subscribe, one it does not must be UF_ESCHEMA or
  * UF_ENOTFOUND, and the subscriber must see exactly the mutations the reference
- * matches. Then: uf_unsubscribe works once and is UF_ENOTFOUND after, and the
- * subscription's payload_free ran exactly once.
+ * matches. A deferred subscription with the same filter must receive, from
+ * uf_loop_run, exactly what the direct one received: the same mutations, and the
+ * same JSON text for each (the action's texts included: the script's are jansson's,
+ * freed once each submit returns). Then: uf_unsubscribe works once and is
+ * UF_ENOTFOUND after, and each subscription's payload_free ran exactly once.
  *
  * One dispatcher serves every input (registration is the slow part and the
  * script leaves the model empty again), so seq keeps growing across inputs; that
@@ -137,7 +140,7 @@ static const char *const script[] = {
     "{\"kind\":\"initialize\",\"feature\":\"Login\",\"into\":\"LoggedOut\"}",
     "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggingIn\",\"payload\":{\"username\":\"u\"}}",
     "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggedIn\",\"payload\":{\"sessionToken\":\"t\"}}",
-    "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggedOut\"}",
+    "{\"kind\":\"transition\",\"feature\":\"Login\",\"into\":\"LoggedOut\",\"context\":\"timed out\"}",
     "{\"kind\":\"deinitialize\",\"feature\":\"Login\",\"from\":\"LoggedOut\"}",
     "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}",
     "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":2}}",
@@ -151,11 +154,17 @@ static const char *const script[] = {
     "{\"kind\":\"actualize\",\"feature\":\"Stats\",\"in\":\"Counting\",\"payload\":{\"completed\":3}}",
     "{\"kind\":\"transition\",\"feature\":\"Stats\",\"into\":\"Counting\",\"same\":true}",
     "{\"kind\":\"deinitialize\",\"feature\":\"Stats\"}",
-    "{\"kind\":\"initialize\",\"feature\":\"Ping\",\"into\":\"B\"}",
+    "{\"kind\":\"initialize\",\"feature\":\"Ping\",\"into\":\"B\",\"scope\":\"s\",\"id\":\"ping-1\"}",
     "{\"kind\":\"deinitialize\",\"feature\":\"Ping\"}",
+    /* Payload-free transitions of a feature without bindings on them: uf_dispatch's hot path. */
+    "{\"kind\":\"initialize\",\"feature\":\"Gate\",\"into\":\"Closed\"}",
+    "{\"kind\":\"transition\",\"feature\":\"Gate\",\"into\":\"Closed\",\"same\":true}",
+    "{\"kind\":\"transition\",\"feature\":\"Gate\",\"into\":\"Open\",\"context\":\"c\",\"id\":\"g\"}",
+    "{\"kind\":\"transition\",\"feature\":\"Gate\",\"from\":\"Open\",\"into\":\"Closed\"}",
+    "{\"kind\":\"deinitialize\",\"feature\":\"Gate\"}",
 };
 
-enum { MAX_SEEN = 64 };
+enum { MAX_SEEN = 64, MAX_JSON = 512 };
 
 typedef struct seen_mutation {
     uf_mutation_kind kind;
@@ -166,7 +175,11 @@ typedef struct log {
     seen_mutation all[MAX_SEEN]; /* from an AnyMutation subscriber registered first */
     int count;
     uint64_t matched_seq[MAX_SEEN]; /* what the fuzzed subscriber received */
+    char matched_json[MAX_SEEN][MAX_JSON];
     int matched;
+    uint64_t deferred_seq[MAX_SEEN]; /* what the deferred one received, in uf_loop_run */
+    char deferred_json[MAX_SEEN][MAX_JSON];
+    int deferred;
     uint64_t first_seq;
     long live_payloads;
 } log_t;
@@ -189,10 +202,25 @@ static int record_all(const uf_mutation *m, void *payload) {
     return UF_KEEP;
 }
 
+static void copy_json(char *out, const uf_mutation *m) {
+    const char *json = uf_mutation_json(m);
+    FUZZ_ASSERT(json && strlen(json) < MAX_JSON, "a mutation's JSON is missing or longer than %d bytes", MAX_JSON);
+    strcpy(out, json);
+}
+
 static int record_matched(const uf_mutation *m, void *payload) {
     FUZZ_ASSERT(payload == &log_, "the subscriber got another payload");
     FUZZ_ASSERT(log_.matched < MAX_SEEN, "too many mutations");
+    copy_json(log_.matched_json[log_.matched], m);
     log_.matched_seq[log_.matched++] = uf_mutation_seq(m);
+    return UF_KEEP;
+}
+
+static int record_deferred(const uf_mutation *m, void *payload) {
+    FUZZ_ASSERT(payload == &log_, "the deferred subscriber got another payload");
+    FUZZ_ASSERT(log_.deferred < MAX_SEEN, "too many deferred mutations");
+    copy_json(log_.deferred_json[log_.deferred], m);
+    log_.deferred_seq[log_.deferred++] = uf_mutation_seq(m);
     return UF_KEEP;
 }
 
@@ -264,6 +292,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     FUZZ_ASSERT(id != 0, "subscription id 0");
+    uint64_t deferred_id = 0;
+    ++log_.live_payloads;
+    status = uf_subscribe_deferred(dispatcher, text, record_deferred, &log_, release, &deferred_id);
+    FUZZ_ASSERT(status == UF_OK, "the filter '%s' subscribed, but not deferred: %s", text, uf_status_name(status));
 
     for (size_t i = 0; i < sizeof script / sizeof script[0]; ++i) {
         int applied = uf_submit(dispatcher, script[i]);
@@ -285,6 +317,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(expected == log_.matched, "filter '%s' matched %d mutations, the reference %d", text,
                 log_.matched, expected);
 
+    FUZZ_ASSERT(log_.deferred == 0, "filter '%s': a deferred delivery was made before uf_loop_run", text);
+    uint64_t done = 0;
+    FUZZ_ASSERT(uf_loop_run(dispatcher, &done) == UF_OK, "uf_loop_run: %s", uf_last_error());
+    FUZZ_ASSERT(done == (uint64_t)log_.matched && log_.deferred == log_.matched,
+                "filter '%s': %d direct deliveries, %d deferred (uf_loop_run said %llu)", text, log_.matched,
+                log_.deferred, (unsigned long long)done);
+    for (int i = 0; i < log_.matched; ++i) {
+        FUZZ_ASSERT(log_.deferred_seq[i] == log_.matched_seq[i] && strcmp(log_.deferred_json[i], log_.matched_json[i]) == 0,
+                    "filter '%s', delivery %d: direct %s, deferred %s", text, i, log_.matched_json[i], log_.deferred_json[i]);
+    }
+
+    FUZZ_ASSERT(uf_unsubscribe(dispatcher, deferred_id) == UF_OK, "uf_unsubscribe of the deferred subscription");
     FUZZ_ASSERT(uf_unsubscribe(dispatcher, id) == UF_OK, "uf_unsubscribe");
     FUZZ_ASSERT(log_.live_payloads == 0, "payload_free did not run on uf_unsubscribe");
     int again = uf_unsubscribe(dispatcher, id);
