@@ -88,7 +88,7 @@ extension Dispatcher {
             armEntered(new, at: place, of: feature)
         case .actualization:
             guard stateSlot(new, of: feature).hasTimers,
-                  timerSpecs(of: new, in: feature).contains(where: { hot.timerSpecs[$0].resetOnUpdate }) else { return }
+                  timerSpecs(of: new, in: place.feature).contains(where: { hot.timerSpecs[$0].resetOnUpdate }) else { return }
             let base = armBase
             // The entry timers still armed keep their deadline and their place in arm order.
             var kept: [Int: (deadline: UInt64, serial: UInt64)] = [:]
@@ -123,7 +123,7 @@ extension Dispatcher {
     /// serial (`keepingSerials`, by `after` index).
     func armStateTimers(at place: Place, state: Int32, keepingSerials serials: [Int: UInt64]? = nil,
                         deadline: (Int, TimerSpec) -> UInt64?) {
-        let specs = timerSpecs(of: state, in: hot.features[Int(place.feature)])
+        let specs = timerSpecs(of: state, in: place.feature)
         var head = timerHead(place)
         for i in 0..<specs.count {
             let timer = hot.timerSpecs[specs.lowerBound + i]
@@ -132,9 +132,7 @@ extension Dispatcher {
                                      resetOnUpdate: timer.resetOnUpdate, feature: place.feature,
                                      instance: place.instance, state: state, after: Int32(i), next: head)
             guard let index = try? time.store.arm(record, serial: serials?[i]) else {
-                if reportingActive {
-                    report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
-                }
+                timerNotArmed()
                 continue
             }
             head = index
@@ -144,18 +142,34 @@ extension Dispatcher {
         setTimerHead(place, head)
     }
 
+    /// A state timer that could not be armed (no memory for the tables): reported.
+    @inline(never)
+    private func timerNotArmed() {
+        guard reportingActive else { return }
+        report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
+    }
+
     /// Where a state's timer specs are in `hot.timerSpecs`: after those of the
     /// feature's states before it (states are few; the slots stay small).
-    func timerSpecs(of state: Int32, in feature: FeatureSlot) -> Range<Int> {
-        var base = Int(feature.timerSpecBase)
-        for s in 0..<state { base += Int(stateSlot(s, of: feature).timerCount) }
-        return base..<base + Int(stateSlot(state, of: feature).timerCount)
+    @inline(__always)
+    func timerSpecs(of state: Int32, in feature: Int32) -> Range<Int> {
+        // Read through the slot's pointer: a copy of the feature's slot costs more than the loop.
+        let slot = hot.features.pointer(Int(feature))
+        let states = hot.states.pointer(Int(slot.pointee.stateBase))
+        var base = Int(slot.pointee.timerSpecBase)
+        for s in 0..<Int(state) { base &+= Int(states[s].timerCount) }
+        return base..<base &+ Int(states[Int(state)].timerCount)
     }
 
     /// Disarms every state timer of a place.
+    @inline(__always)
     func disarmStateTimers(at place: Place) {
+        // Most transitions leave a state without timers: no call for them.
         let head = timerHead(place)
-        guard head >= 0 else { return }
+        if head >= 0 { disarmStateTimers(at: place, head: head) }
+    }
+
+    private func disarmStateTimers(at place: Place, head: Int32) {
         noteDisarmed()
         if batch != nil {
             // Kept, linked, until the batch holds: a rollback makes them live again.

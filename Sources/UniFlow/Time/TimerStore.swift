@@ -69,17 +69,19 @@ struct TimerStore {
             try records.append(TimerRecord())
             index = Int32(records.count - 1)
         }
-        var armed = record
-        armed.alive = true
+        // Written in place, the bookkeeping fields after the caller's.
+        let slot = records.pointer(Int(index))
+        let generation = slot.pointee.generation
+        slot.pointee = record
+        slot.pointee.alive = true
+        slot.pointee.generation = generation
         if let serial {
-            armed.serial = serial
+            slot.pointee.serial = serial
         } else {
-            armed.serial = nextSerial
+            slot.pointee.serial = nextSerial
             nextSerial += 1
         }
-        armed.generation = records[Int(index)].generation
-        records[Int(index)] = armed
-        push(TimerHeapEntry(deadline: armed.deadline, serial: armed.serial, record: index, generation: armed.generation))
+        push(TimerHeapEntry(deadline: record.deadline, serial: slot.pointee.serial, record: index, generation: generation))
         live += 1
         if heap.count > 1024 && heap.count > live * 3 { compact() }
         return index
