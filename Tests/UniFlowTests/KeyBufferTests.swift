@@ -55,6 +55,63 @@ import Testing
     }
 }
 
+/// The hot path remembers which feature or state a caller's name pointer named,
+/// and confirms the bytes on every call. A host that rewrites one buffer with
+/// other names (long ones that differ only at the end included) must reach what
+/// the buffer names now.
+@Suite struct NameBuffers {
+    static let queues = #"""
+        {"feature": "DownloadQueueNorth", "states": {"Idle": {}, "WaitingForNetwork1": {}, "WaitingForNetwork2": {}}}
+        """#
+    static let other = #"""
+        {"feature": "DownloadQueueSouth", "states": {"Idle": {}, "WaitingForNetwork1": {}, "WaitingForNetwork2": {}}}
+        """#
+
+    /// Dispatches a transition of the feature `feature` names into the state `into` names.
+    static func move(_ h: Harness, _ feature: UnsafeMutablePointer<CChar>, into: UnsafeMutablePointer<CChar>) -> Int32 {
+        var a = uf_action()
+        a.size = UInt32(MemoryLayout<uf_action>.size)
+        a.kind = UF_ACTION_TRANSITION
+        a.feature = UnsafePointer(feature)
+        a.into = UnsafePointer(into)
+        return uf_dispatch(h.d, &a)
+    }
+
+    @Test func oneBufferRewrittenWithOtherNamesReachesEachFeatureAndState() {
+        let h = Harness(Self.queues, Self.other)
+        #expect(h.submit(#"{"kind":"initialize","feature":"DownloadQueueNorth","into":"Idle"}"#) == 0)
+        #expect(h.submit(#"{"kind":"initialize","feature":"DownloadQueueSouth","into":"Idle"}"#) == 0)
+        let feature = UnsafeMutablePointer<CChar>.allocate(capacity: 32)
+        let state = UnsafeMutablePointer<CChar>.allocate(capacity: 32)
+        defer { feature.deallocate(); state.deallocate() }
+
+        strcpy(feature, "DownloadQueueNorth")
+        strcpy(state, "WaitingForNetwork1")
+        #expect(Self.move(h, feature, into: state) == 0)
+        strcpy(state, "WaitingForNetwork2")      // the same pointer, the other state
+        #expect(Self.move(h, feature, into: state) == 0)
+        strcpy(feature, "DownloadQueueSouth")    // the same pointer, the other feature
+        #expect(Self.move(h, feature, into: state) == 0)
+        strcpy(state, "Idle")
+        strcpy(feature, "DownloadQueueNorth")
+        #expect(Self.move(h, feature, into: state) == 0)
+        #expect(h.state == #"{"DownloadQueueNorth":{"state":"Idle","payload":{}},"DownloadQueueSouth":{"state":"WaitingForNetwork2","payload":{}}}"#)
+
+        // Names that are no longer registered ones, at the same pointers.
+        strcpy(feature, "DownloadQueueNorthX")
+        #expect(Self.move(h, feature, into: state) == UF_ENOTFOUND)
+        #expect(h.lastError == "unknown feature 'DownloadQueueNorthX'")
+        strcpy(feature, "DownloadQueueNorth")
+        strcpy(state, "WaitingForNetwork3")
+        #expect(Self.move(h, feature, into: state) == UF_ENOTFOUND)
+        #expect(h.lastError == "unknown state 'WaitingForNetwork3' of feature DownloadQueueNorth")
+        strcpy(state, "I")
+        #expect(Self.move(h, feature, into: state) == UF_ENOTFOUND)
+        #expect(h.lastError == "unknown state 'I' of feature DownloadQueueNorth")
+        #expect(h.state == #"{"DownloadQueueNorth":{"state":"Idle","payload":{}},"DownloadQueueSouth":{"state":"WaitingForNetwork2","payload":{}}}"#)
+    }
+}
+
 /// The flat tables' slots are what a registered feature costs: a field that makes
 /// one grow shows in the memory per feature (`bench/run`, group 5).
 @Suite struct SlotSizes {
