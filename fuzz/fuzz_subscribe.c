@@ -202,25 +202,24 @@ static int record_all(const uf_mutation *m, void *payload) {
     return UF_KEEP;
 }
 
-static void copy_json(char *out, const uf_mutation *m) {
+/* Keeps a delivery's seq and JSON text in one of the two lists. */
+static void keep(uint64_t *seqs, char (*jsons)[MAX_JSON], int *count, const uf_mutation *m) {
+    FUZZ_ASSERT(*count < MAX_SEEN, "too many mutations");
     const char *json = uf_mutation_json(m);
     FUZZ_ASSERT(json && strlen(json) < MAX_JSON, "a mutation's JSON is missing or longer than %d bytes", MAX_JSON);
-    strcpy(out, json);
+    strcpy(jsons[*count], json);
+    seqs[(*count)++] = uf_mutation_seq(m);
 }
 
 static int record_matched(const uf_mutation *m, void *payload) {
     FUZZ_ASSERT(payload == &log_, "the subscriber got another payload");
-    FUZZ_ASSERT(log_.matched < MAX_SEEN, "too many mutations");
-    copy_json(log_.matched_json[log_.matched], m);
-    log_.matched_seq[log_.matched++] = uf_mutation_seq(m);
+    keep(log_.matched_seq, log_.matched_json, &log_.matched, m);
     return UF_KEEP;
 }
 
 static int record_deferred(const uf_mutation *m, void *payload) {
     FUZZ_ASSERT(payload == &log_, "the deferred subscriber got another payload");
-    FUZZ_ASSERT(log_.deferred < MAX_SEEN, "too many deferred mutations");
-    copy_json(log_.deferred_json[log_.deferred], m);
-    log_.deferred_seq[log_.deferred++] = uf_mutation_seq(m);
+    keep(log_.deferred_seq, log_.deferred_json, &log_.deferred, m);
     return UF_KEEP;
 }
 
