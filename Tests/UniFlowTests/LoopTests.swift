@@ -125,6 +125,44 @@ import Testing
         #expect(deferred == direct)
     }
 
+    @Test func thousandsOfWaitingDeliveriesComeInOrderWithTheirActions() {
+        // Enough waiting deliveries, half of them with an action that lent a text,
+        // that the queues move what is left to their front while the run pops.
+        let h = Harness(Seeds.toggle)
+        var direct: [String] = [], deferred: [String] = []
+        h.subscribe(nil) { m in direct.append(String(cString: uf_mutation_json(m))); return 0 }
+        h.subscribeDeferred(nil) { m in deferred.append(String(cString: uf_mutation_json(m))); return 0 }
+        #expect(h.submit(off) == UF_OK)
+        for i in 0..<15_000 {
+            let into = i % 2 == 0 ? "On" : "Off"
+            let status = "Toggle".withCString { feature in
+                into.withCString { state in
+                    "call \(i)".withCString { context in
+                        var a = uf_action()
+                        a.size = UInt32(MemoryLayout<uf_action>.size)
+                        a.kind = UF_ACTION_TRANSITION
+                        a.feature = feature
+                        a.into = state
+                        if i % 4 < 2 { a.context = context }
+                        return uf_dispatch(h.d, &a)
+                    }
+                }
+            }
+            if status != UF_OK {
+                Issue.record("action \(i): \(status)")
+                return
+            }
+        }
+        #expect(h.runLoop() == (UF_OK, 15_001))
+        #expect(deferred.count == direct.count)
+        #expect(deferred == direct)
+        #expect(direct[14_998].hasSuffix(#""into":"Off","same":false,"context":"call 14997"}}"#))
+        // The queues work on as before.
+        #expect(h.submit(on) == UF_OK)
+        #expect(h.runLoop() == (UF_OK, 1))
+        #expect(deferred == direct)
+    }
+
     @Test func stopDropsTheSubscriptionsWaitingDeliveries() {
         let h = Harness(Seeds.toggle)
         var calls = 0
