@@ -69,9 +69,9 @@ extension Dispatcher {
         var header: ActionHeader? = nil
         var strings: ActionExtras? = nil
         do throws(UniFlowError) {
-            if let action = scratch.delivery.hotAction, !action.lendsTexts {
+            if var action = scratch.delivery.hotAction, !action.lendsTexts {
+                action.action = UnsafePointer(loop.plainActions + (action.action.pointee.same != 0 ? 1 : 0))
                 delivery.hotAction = action
-                delivery.hotAction!.action = UnsafePointer(loop.plainActions + (action.action.pointee.same != 0 ? 1 : 0))
             } else if var action = scratch.delivery.actionHeader {
                 action.via = nil
                 // Only texts the caller lent must be copied; most actions lend none.
