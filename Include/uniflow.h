@@ -154,7 +154,10 @@ typedef struct uf_dispatcher uf_dispatcher;
  *   "timers":         "thread" (default) | "host" — who fires timers: the library's
  *                     own thread, or the host's loop through uf_loop_run()
  *   "clock":          "monotonic" (default) | "manual" — CLOCK_MONOTONIC, or a
- *                     clock that moves only with uf_clock_advance() (tests)
+ *                     clock that moves only with uf_clock_advance() (tests). On
+ *                     the monotonic clock a delay of 4 s or more (a thousand
+ *                     ticks of CLOCK_MONOTONIC_COARSE) counts from that cheaper
+ *                     clock and may be off by about a tick (docs/time.md)
  *   "deferred_limit": integer >= 1 (default 100000) — deliveries that may wait for
  *                     uf_loop_run(); past it the oldest is dropped and reported
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.

@@ -38,7 +38,9 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
 
     @Test func aMonotonicSnapshotGivesWallClockDeadlines() {
         let h = Harness(options: #"{"timers":"host"}"#, Seeds.toggle)
-        #expect(h.after(5000, #"{"kind":"initialize","feature":"Toggle","into":"Off"}"#, id: "t") == UF_OK)
+        // Under a second: counted from the precise clock on any kernel (a long delay
+        // may count from the coarse one, a tick later).
+        #expect(h.after(900, #"{"kind":"initialize","feature":"Toggle","into":"Off"}"#, id: "t") == UF_OK)
         let before = milliseconds(CLOCK_REALTIME)
         let snapshot = h.snapshot
         let after = milliseconds(CLOCK_REALTIME)
@@ -48,7 +50,7 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
             return
         }
         #expect(snapshot.hasPrefix(#"{"clock":"monotonic","model":{},"timers":[{"id":"t","kind":"api","due_at":"#))
-        #expect((4000...5000).contains(remaining))
+        #expect((800...900).contains(remaining))
         #expect(UInt64(dueAt) >= before + UInt64(remaining) - 1 && UInt64(dueAt) <= after + UInt64(remaining) + 1)
     }
 

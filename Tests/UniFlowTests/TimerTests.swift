@@ -802,6 +802,24 @@ import Testing
         #expect(h.lastError == #"uf_clock_advance needs a dispatcher made with "clock": "manual""#)
     }
 
+    /// A delay of an hour counts from the coarse clock plus a tick, one of half a
+    /// second from the precise clock: each deadline is its delay from now,
+    /// within a few ticks for the first and a few milliseconds for the second.
+    @Test func longDelaysCountFromTheCoarseClockShortOnesFromThePreciseOne() {
+        let h = Harness(options: #"{"timers":"host"}"#, TimeSeeds.counter)
+        #expect(h.submit(TimeSeeds.startCounter) == UF_OK)
+        #expect(h.after(3_600_000, TimeSeeds.bump(1), id: "long") == UF_OK)
+        #expect(h.after(500, TimeSeeds.bump(2), id: "short") == UF_OK)
+        var remaining: [String: Int64] = [:]
+        for timer in (try! JSONParser.parse(h.snapshot)).objectValue!["timers"]!.arrayValue! {
+            guard case .string(let id)? = timer.objectValue?["id"], case .int(let ms)? = timer.objectValue?["remaining_ms"] else { continue }
+            remaining[id] = ms
+        }
+        #expect(remaining.count == 2)
+        #expect((3_600_000 - 50...3_600_000 + 50).contains(remaining["long"] ?? -1))
+        #expect((450...500).contains(remaining["short"] ?? -1))
+    }
+
     @Test func advancingInsideACallbackIsMisuse() {
         let h = Harness.manual("", Seeds.toggle)
         var status: Int32 = 99

@@ -47,8 +47,6 @@ struct FeatureSlot {
     var intercepted = false
     /// Some watch's selector may read this feature: its changes are noted.
     var watched = false
-    /// Its states' timer specs in `HotStorage.timerSpecs`, state by state.
-    var timerSpecBase: Int32 = 0
     var name: CName
     /// Subscriptions whose filter names this feature without a key.
     var subscribers = SlotList()
@@ -64,8 +62,8 @@ struct StateSlot {
     /// `initialize` may enter it.
     var isInitial: Bool
     /// How many state timers (`after`) it has, armed while the feature is in it;
-    /// their specs follow those of the states before it, from the feature's
-    /// `timerSpecBase` (a count, not an index, keeps the slot at 16 bytes).
+    /// their specs start at `HotStorage.timerSpecStarts` of the state (a count,
+    /// not an index, keeps the slot at 16 bytes).
     var timerCount: UInt8
     var hasTimers: Bool { timerCount > 0 }
     /// Its `on` in `HotStorage.eventLists`, or -1.
@@ -148,6 +146,8 @@ struct HotStorage {
     var eventLists = UnsafeVector<EventEntry>()
     var eventTargets = UnsafeVector<EventTargetSlot>()
     var timerSpecs = UnsafeVector<TimerSpec>()
+    /// For each state (as `states`), where its timer specs start in `timerSpecs`.
+    var timerSpecStarts = UnsafeVector<Int32>()
     /// Bit `1 << kind` for each mutation kind a binding watches on every feature.
     var anyBindingKinds: UInt8 = 0
     /// Mutations are written to a journal.
@@ -196,6 +196,7 @@ struct HotStorage {
         }
         try features.reserve(definitions.count)
         try self.states.reserve(states)
+        try timerSpecStarts.reserve(states)
         try transitionBits.reserve(bits)
         try transitionPairs.reserve(pairs)
         try eventLists.reserve(lists)
@@ -213,7 +214,6 @@ struct HotStorage {
         let count = definition.states.count
         var slot = FeatureSlot(stateBase: stateBase, stateCount: Int32(count), transitionBase: -1,
                                name: try arena.store(definition.name))
-        slot.timerSpecBase = Int32(timerSpecs.count)
         if let transitions = definition.transitions {
             if count <= HotStorage.matrixStates {
                 slot.transitionBase = Int32(transitionBits.count * 64)
@@ -270,6 +270,7 @@ struct HotStorage {
         for (s, state) in definition.states.enumerated() {
             let stateName = try arena.store(state.name)
             if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
+            try timerSpecStarts.append(Int32(timerSpecs.count))
             for timer in state.timers {
                 try timerSpecs.append(TimerSpec(ms: timer.ms, resetOnUpdate: timer.resetOnUpdate, onRestore: timer.onRestore))
             }
@@ -362,6 +363,7 @@ struct HotStorage {
         eventLists.deallocate()
         eventTargets.deallocate()
         timerSpecs.deallocate()
+        timerSpecStarts.deallocate()
         features.deallocate()
         states.deallocate()
         transitionBits.deallocate()
