@@ -94,6 +94,9 @@ extension Dispatcher {
     /// entering a state (a transition into the same state included), disarmed on
     /// leaving it, re-armed by an actualization for those with `"reset": "update"`
     /// (the others keep their deadline, and one that fired stays fired).
+    /// Inlined: the hot path then keeps its values in registers across it, and
+    /// every action is cheaper (uf_short 632 -> 624 instructions).
+    @inline(__always)
     func stateChanged(at place: Place, kind: MutationKind, from old: Int32, into new: Int32) {
         switch kind {
         case .initialization:
