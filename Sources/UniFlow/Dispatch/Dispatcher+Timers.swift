@@ -196,9 +196,11 @@ extension Dispatcher {
     /// Where a state's timer specs are in `hot.timerSpecs`.
     @inline(__always)
     func timerSpecs(of state: Int32, in feature: Int32) -> Range<Int> {
-        let slot = Int(hot.features.pointer(Int(feature)).pointee.stateBase) &+ Int(state)
-        let start = Int(hot.timerSpecStarts[slot])
-        return start..<start &+ Int(hot.states.pointer(slot).pointee.timerCount)
+        let slot = hot.features.pointer(Int(feature))
+        let starts = Int(slot.pointee.timerSpecStarts)
+        guard starts >= 0 else { return 0..<0 }
+        let start = Int(hot.timerSpecStarts[starts &+ Int(state)])
+        return start..<start &+ Int(hot.states.pointer(Int(slot.pointee.stateBase) &+ Int(state)).pointee.timerCount)
     }
 
     /// Disarms every state timer of a place.

@@ -47,6 +47,9 @@ struct FeatureSlot {
     var intercepted = false
     /// Some watch's selector may read this feature: its changes are noted.
     var watched = false
+    /// Where its states' entries start in `HotStorage.timerSpecStarts`; -1 when
+    /// no state has a timer (most features: they keep no entries).
+    var timerSpecStarts: Int32 = -1
     var name: CName
     /// Subscriptions whose filter names this feature without a key.
     var subscribers = SlotList()
@@ -62,8 +65,8 @@ struct StateSlot {
     /// `initialize` may enter it.
     var isInitial: Bool
     /// How many state timers (`after`) it has, armed while the feature is in it;
-    /// their specs start at `HotStorage.timerSpecStarts` of the state (a count,
-    /// not an index, keeps the slot at 16 bytes).
+    /// where their specs start is kept beside the slot, in
+    /// `HotStorage.timerSpecStarts` (a count, not an index, keeps it at 16 bytes).
     var timerCount: UInt8
     var hasTimers: Bool { timerCount > 0 }
     /// Its `on` in `HotStorage.eventLists`, or -1.
@@ -146,7 +149,8 @@ struct HotStorage {
     var eventLists = UnsafeVector<EventEntry>()
     var eventTargets = UnsafeVector<EventTargetSlot>()
     var timerSpecs = UnsafeVector<TimerSpec>()
-    /// For each state (as `states`), where its timer specs start in `timerSpecs`.
+    /// For each state of a feature with timers, from the feature's
+    /// `timerSpecStarts`: where the state's specs start in `timerSpecs`.
     var timerSpecStarts = UnsafeVector<Int32>()
     /// Bit `1 << kind` for each mutation kind a binding watches on every feature.
     var anyBindingKinds: UInt8 = 0
@@ -169,6 +173,7 @@ struct HotStorage {
     /// fail half-way: registration is all or nothing, out of memory included.
     mutating func reserve(for definitions: [FeatureDefinition], arena: inout NameArena) throws(UniFlowError) {
         var states = 0, names = 0, nameBytes = 0, bits = 0, pairs = 0, lists = 0, targets = 0, keyed = 0, timers = 0
+        var timedStates = 0
         func count(_ events: [EventTargets]) {
             guard !events.isEmpty else { return }
             lists += events.count + 1
@@ -193,15 +198,16 @@ struct HotStorage {
                 if n <= HotStorage.matrixStates { bits += (n * n + 63) / 64 } else { pairs += transitions.reduce(0) { $0 + $1.count } }
             }
             if definition.keyed { keyed += 1 }
+            if definition.states.contains(where: { !$0.timers.isEmpty }) { timedStates += n }
         }
         try features.reserve(definitions.count)
         try self.states.reserve(states)
-        try timerSpecStarts.reserve(states)
         try transitionBits.reserve(bits)
         try transitionPairs.reserve(pairs)
         try eventLists.reserve(lists)
         try eventTargets.reserve(targets)
         try timerSpecs.reserve(timers)
+        try timerSpecStarts.reserve(timedStates)
         try instanceTables.reserve(keyed)
         try self.names.reserve(names)
         try arena.reserve(nameBytes)
@@ -267,10 +273,11 @@ struct HotStorage {
             try eventLists.append(EventEntry(event: -1, targetBase: 0, targetCount: 0))
             return base
         }
+        if definition.states.contains(where: { !$0.timers.isEmpty }) { slot.timerSpecStarts = Int32(timerSpecStarts.count) }
         for (s, state) in definition.states.enumerated() {
             let stateName = try arena.store(state.name)
             if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
-            try timerSpecStarts.append(Int32(timerSpecs.count))
+            if slot.timerSpecStarts >= 0 { try timerSpecStarts.append(Int32(timerSpecs.count)) }
             for timer in state.timers {
                 try timerSpecs.append(TimerSpec(ms: timer.ms, resetOnUpdate: timer.resetOnUpdate, onRestore: timer.onRestore))
             }
