@@ -137,15 +137,15 @@ extension Dispatcher {
     /// (bench/README.md).
     @inline(__always)
     private func armEntered(_ state: Int32, at place: Place) {
-        guard !timerSpecs(of: state, in: place.feature).isEmpty else { return }
-        armStateTimersFromNow(of: state, at: place)
+        let specs = timerSpecs(of: state, in: place.feature)
+        if !specs.isEmpty { armStateTimersFromNow(specs, of: state, at: place) }
     }
 
     /// Arms every timer of a state at a place from now, each last in arm order:
     /// `armStateTimers` without its deadline closure and serials to keep, for
     /// the hot path (a third fewer instructions).
-    func armStateTimersFromNow(of state: Int32, at place: Place) {
-        let specs = timerSpecs(of: state, in: place.feature)
+    /// `specs`: the state's, as `timerSpecs(of:in:)` gives them.
+    func armStateTimersFromNow(_ specs: Range<Int>, of state: Int32, at place: Place) {
         let deadlines = self.deadlines
         var head = timerHead(place)
         for s in specs {
@@ -298,7 +298,9 @@ extension Dispatcher {
 
     /// Every state timer armed afresh for its full delay (`uf_state_restore`).
     func armAllStateTimersAfresh() {
-        forEachTimedPlace { place, state, _ in armStateTimersFromNow(of: state, at: place) }
+        forEachTimedPlace { place, state, _ in
+            armStateTimersFromNow(timerSpecs(of: state, in: place.feature), of: state, at: place)
+        }
     }
 
     /// Arms a timer a restore or a replay planned. Each arms exactly one record,
