@@ -162,7 +162,7 @@ extension Dispatcher {
             noteChange(of: feature, stateOnly: current >= 0 && newState >= 0)
         }
         if armedTimers >= 0 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
-            stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, from: current, into: newState)
+            stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, armed: armedTimers)
         }
         scratch.delivery.hotAction = action
         deliver(&record, instanceList: instanceList)

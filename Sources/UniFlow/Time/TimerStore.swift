@@ -66,7 +66,7 @@ struct TimerStore {
         slot.pointee.alive = true
         slot.pointee.generation = generation
         slot.pointee.serial = serial ?? takeSerial()
-        filed(index)
+        fileInHeap(index)
         return index
     }
 
@@ -78,6 +78,8 @@ struct TimerStore {
         let (index, slot) = try take()
         // A free record is not alive or suspended and holds no text (`free`);
         // everything else is written here.
+        assert(!slot.pointee.alive && !slot.pointee.suspended && slot.pointee.action == nil && slot.pointee.id == nil,
+               "a record taken to arm is not free")
         slot.pointee.deadline = deadline
         slot.pointee.ms = spec.ms
         slot.pointee.serial = serial ?? takeSerial()
@@ -90,7 +92,7 @@ struct TimerStore {
         slot.pointee.state = state
         slot.pointee.after = after
         slot.pointee.next = next
-        filed(index)
+        fileInHeap(index)
         return index
     }
 
@@ -117,11 +119,11 @@ struct TimerStore {
 
     /// Files an armed record in the heap.
     @inline(__always)
-    private mutating func filed(_ index: Int32) {
+    private mutating func fileInHeap(_ index: Int32) {
         let record = records.pointer(Int(index))
         push(TimerHeapEntry(deadline: record.pointee.deadline, serial: record.pointee.serial, record: index,
                             generation: record.pointee.generation))
-        live += 1
+        live &+= 1
         if heap.count > 1024 && heap.count > live * 3 { compact() }
     }
 
@@ -193,7 +195,7 @@ struct TimerStore {
 
     @inline(__always)
     private mutating func push(_ entry: TimerHeapEntry) {
-        try! heap.append(entry)  // reserved by `arm`
+        heap.appendReserved(entry)  // reserved by `take`
         var i = heap.count - 1
         while i > 0 {
             let parent = (i - 1) / 2

@@ -27,6 +27,14 @@ struct UnsafeVector<Element: BitwiseCopyable> {
         storedCount += 1
     }
 
+    /// Appends an element `reserve` made room for.
+    @inline(__always)
+    mutating func appendReserved(_ element: Element) {
+        assert(storedCount < capacity, "appendReserved without reserve")
+        base.unsafelyUnwrapped[count] = element
+        storedCount &+= 1
+    }
+
     /// Appends `count` copies of `element`.
     mutating func append(repeating element: Element, count n: Int) throws(UniFlowError) {
         if count + n > Int(capacity) { try grow(to: count + n) }
