@@ -35,6 +35,9 @@ struct FeatureDefinition {
         states.firstIndex { $0.name == name }
     }
 
+    /// Whether any state declares `after` timers.
+    var hasTimers: Bool { states.contains { !$0.timers.isEmpty } }
+
     /// Whether `initialize` may enter the state.
     func allowsInitialization(into state: Int) -> Bool {
         initial?.contains(state) ?? true

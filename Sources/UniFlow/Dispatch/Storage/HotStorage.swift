@@ -198,7 +198,7 @@ struct HotStorage {
                 if n <= HotStorage.matrixStates { bits += (n * n + 63) / 64 } else { pairs += transitions.reduce(0) { $0 + $1.count } }
             }
             if definition.keyed { keyed += 1 }
-            if definition.states.contains(where: { !$0.timers.isEmpty }) { timedStates += n }
+            if definition.hasTimers { timedStates += n }
         }
         try features.reserve(definitions.count)
         try self.states.reserve(states)
@@ -273,7 +273,7 @@ struct HotStorage {
             try eventLists.append(EventEntry(event: -1, targetBase: 0, targetCount: 0))
             return base
         }
-        if definition.states.contains(where: { !$0.timers.isEmpty }) { slot.timerSpecStarts = Int32(timerSpecStarts.count) }
+        if definition.hasTimers { slot.timerSpecStarts = Int32(timerSpecStarts.count) }
         for (s, state) in definition.states.enumerated() {
             let stateName = try arena.store(state.name)
             if count > HotStorage.scannedStates { try names.insert(stateName, scope: index, value: Int32(s)) }
