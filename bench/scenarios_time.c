@@ -113,6 +113,13 @@ static void setup_timed_with(scenario *s, const char *definition) {
 static void setup_untimed_toggle(scenario *s) { setup_timed_with(s, untimed_definition); }
 static void setup_timed_toggle(scenario *s) { setup_timed_with(s, timed_definition); }
 
+/* A host with a loop: the same, with the loop's descriptor made. */
+static void setup_timed_toggle_loop(scenario *s) {
+    setup_timed_with(s, timed_definition);
+    int fd = -1;
+    check_status(uf_loop_fd(s->d, &fd), UF_OK, "uf_loop_fd");
+}
+
 /* Without the timer nothing is ever armed; with it, in A nothing is armed, in B
  * exactly B's timer. */
 static void check_untimed_toggle(scenario *s) { expect_timers(s, "[]"); }
@@ -179,6 +186,8 @@ static scenario scenarios[] = {
     SCENARIO_CHECKED("uf_untimed_toggle", "uf_dispatch toggle Timed: A<->B, no timer", setup_untimed_toggle,
                      run_dispatch_toggle, check_untimed_toggle),
     SCENARIO_CHECKED("uf_timed_toggle", "the same, B has an after timer (armed, disarmed)", setup_timed_toggle,
+                     run_dispatch_toggle, check_timed_toggle),
+    SCENARIO_CHECKED("uf_timed_toggle_loop", "the same, the loop's descriptor made", setup_timed_toggle_loop,
                      run_dispatch_toggle, check_timed_toggle),
     SCENARIO_CHECKED("uf_deferred_1000", "uf_short's toggle, deferred subscriber, uf_loop_run every 1,000",
                      setup_deferred, run_deferred, check_deferred),
