@@ -7,6 +7,9 @@
  *   uf_untimed_toggle        a toggle between two states, neither with a timer
  *   uf_timed_toggle          the same where B has an `after` timer: every other
  *                            transition arms it, the others disarm it (1.3x)
+ *   uf_timed_toggle_loop     uf_timed_toggle with the loop's descriptor made: each
+ *                            change of the soonest deadline sets its kernel timer
+ *                            again, a system call per action (no target)
  *   c_clock_read             one clock_gettime(CLOCK_MONOTONIC): what arming a
  *                            timer of under 4 s must read (no target)
  *   c_clock_read_coarse      one clock_gettime(CLOCK_MONOTONIC_COARSE): what arming
