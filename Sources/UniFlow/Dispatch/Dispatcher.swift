@@ -1,3 +1,4 @@
+import CSystem
 import CUniFlow
 import Glibc
 import Synchronization
@@ -14,11 +15,8 @@ final class Dispatcher {
     let options: DispatcherOptions
 
     // A pthread mutex allocated once and never moved: `Mutex` draws false
-    // positives from ThreadSanitizer on Linux. Adaptive: a thread that finds it
-    // taken spins briefly before it sleeps, because most actions hold it for well
-    // under a microsecond, less than a futex sleep and wake-up cost. With four
-    // threads on one dispatcher that doubled the throughput (bench/README.md,
-    // `threads_uf_4`); a lone thread pays about ten instructions more per call.
+    // positives from ThreadSanitizer on Linux. A thread that finds it taken first
+    // waits a moment for the owner to finish (see `enter`).
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// The processing thread's id, 0 when idle. Read without the mutex to detect
     /// re-entrant calls: another thread can only ever read 0 or a foreign id.
@@ -72,11 +70,7 @@ final class Dispatcher {
             hot.journaling = true
         }
         mutex = .allocate(capacity: 1)
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        pthread_mutex_init(mutex, nil)
     }
 
     deinit {
@@ -129,8 +123,33 @@ final class Dispatcher {
 
     @inline(__always)
     func enter() {
-        pthread_mutex_lock(mutex)
+        // Alone in the process, nothing else can hold the mutex, and its lock is a
+        // plain store there; otherwise it is an atomic operation either way.
+        if uniflow_single_threaded() || pthread_mutex_trylock(mutex) != 0 && !lockedAfterWaitingBriefly() {
+            pthread_mutex_lock(mutex)
+        }
         owner.store(UInt(pthread_self()), ordering: .relaxed)
+    }
+
+    /// Another thread holds the mutex. Most actions hold it for well under a
+    /// microsecond, less than sleeping on it and being woken costs, so try to take
+    /// it as it is released, for a moment, before sleeping: with four threads on
+    /// one dispatcher that doubled the throughput (bench/README.md, `threads_uf_4`).
+    /// The waiter reads the lock and tries it only when it looks free, with pauses
+    /// that double up to 16 between looks: trying it on every turn made waiters and
+    /// owner fight over its cache line, and kept only a third of the gain. glibc's
+    /// adaptive mutex waits the same way, but its lock is atomic even in a
+    /// single-threaded process, which cost a lone thread about 6% of a `uf_dispatch`.
+    @inline(never)
+    private func lockedAfterWaitingBriefly() -> Bool {
+        var spent = 0, round = 1
+        while spent < 100 {
+            for _ in 0..<round { uniflow_spin_pause() }
+            spent += round
+            round = min(round * 2, 16)
+            if uniflow_mutex_looks_free(mutex) && pthread_mutex_trylock(mutex) == 0 { return true }
+        }
+        return false
     }
 
     /// The end of an outer call: what callbacks queued, then what watches must
