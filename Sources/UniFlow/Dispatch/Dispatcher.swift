@@ -115,7 +115,12 @@ final class Dispatcher {
     @inline(__always)
     func exclusiveUnlessBusy<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R? {
         if isProcessingOnCurrentThread { return try body() }
-        if pthread_mutex_trylock(mutex) != 0 { return nil }
+        // Alone in the process the mutex is free, and locking it costs less than trying.
+        if uniflow_single_threaded() {
+            pthread_mutex_lock(mutex)
+        } else if pthread_mutex_trylock(mutex) != 0 {
+            return nil
+        }
         owner.store(UInt(pthread_self()), ordering: .relaxed)
         defer { leave() }
         return try body()
