@@ -115,25 +115,27 @@ final class Dispatcher {
     @inline(__always)
     func exclusiveUnlessBusy<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R? {
         if isProcessingOnCurrentThread { return try body() }
-        // Alone in the process the mutex is free, and locking it costs less than trying.
-        if uniflow_single_threaded() {
-            pthread_mutex_lock(mutex)
-        } else if pthread_mutex_trylock(mutex) != 0 {
-            return nil
-        }
-        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        guard enter(waiting: false) else { return nil }
         defer { leave() }
         return try body()
     }
 
+    /// Takes the mutex and becomes the owner. Without `waiting`, returns false
+    /// (having done nothing) when another thread holds it.
+    @discardableResult
     @inline(__always)
-    func enter() {
-        // Alone in the process, nothing else can hold the mutex, and its lock is a
-        // plain store there; otherwise it is an atomic operation either way.
-        if uniflow_single_threaded() || pthread_mutex_trylock(mutex) != 0 && !lockedAfterWaitingBriefly() {
+    func enter(waiting: Bool = true) -> Bool {
+        // Alone in the process, nothing else can hold the mutex, and locking it is a
+        // plain store there, where trying it is an atomic operation. With other
+        // threads both are atomic: try first, and wait only if it is taken.
+        if uniflow_single_threaded() {
             pthread_mutex_lock(mutex)
+        } else if pthread_mutex_trylock(mutex) != 0 {
+            guard waiting else { return false }
+            if !lockedAfterWaitingBriefly() { pthread_mutex_lock(mutex) }
         }
         owner.store(UInt(pthread_self()), ordering: .relaxed)
+        return true
     }
 
     /// Another thread holds the mutex. Most actions hold it for well under a
