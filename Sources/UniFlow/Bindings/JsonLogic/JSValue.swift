@@ -184,7 +184,7 @@ extension JsonLogic {
 
     /// The wrappers made for the array and object members of a JSON container,
     /// so that reading a member twice gives the same reference. Scalars have no
-    /// identity and are converted on every read, which keeps this list short.
+    /// identity and are converted on every read.
     private struct MemberCache {
         private struct Wrapped {
             let index: Int
@@ -192,17 +192,19 @@ extension JsonLogic {
         }
 
         // Most containers have one member read (a step of a `var` path): keep
-        // that one inline and allocate only for more.
+        // that one inline and allocate only for more. The others are found by
+        // index: a container all of whose members are read (an `or` of 200,000
+        // rules) would make a list searched member by member quadratic.
         private var first: Wrapped?
-        private var more: [Wrapped] = []
+        private var more: [Int: JSValue] = [:]
 
         mutating func value(_ json: JSONValue, at index: Int) -> JSValue {
             switch json {
             case .array, .object:
                 if let first, first.index == index { return first.value }
-                if let hit = more.first(where: { $0.index == index }) { return hit.value }
+                if !more.isEmpty, let hit = more[index] { return hit }
                 let value = JSValue(wrapping: json)
-                if first == nil { first = Wrapped(index: index, value: value) } else { more.append(Wrapped(index: index, value: value)) }
+                if first == nil { first = Wrapped(index: index, value: value) } else { more[index] = value }
                 return value
             default:
                 return JSValue(wrapping: json)
