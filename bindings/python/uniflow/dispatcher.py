@@ -329,7 +329,7 @@ class Dispatcher(PreparedActions):
             except KeyError:
                 prepared = self._prepare(_INITIALIZE, feature, None, into, False)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(self._handle_arg, prepared)
+            rc = dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
@@ -348,7 +348,7 @@ class Dispatcher(PreparedActions):
             except KeyError:
                 prepared = self._prepare(_ACTUALIZE, feature, None, in_, False)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(self._handle_arg, prepared)
+            rc = dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
@@ -376,7 +376,7 @@ class Dispatcher(PreparedActions):
             except KeyError:
                 prepared = self._prepare(_TRANSITION, feature, from_, into, same)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(self._handle_arg, prepared)
+            rc = dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
@@ -398,7 +398,7 @@ class Dispatcher(PreparedActions):
             except KeyError:
                 prepared = self._prepare(_DEINITIALIZE, feature, from_, None, False)
             dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(self._handle_arg, prepared)
+            rc = dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
