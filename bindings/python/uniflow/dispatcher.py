@@ -328,8 +328,7 @@ class Dispatcher(PreparedActions):
                 prepared = self._p_init[feature][into]
             except KeyError:
                 prepared = self._prepare(_INITIALIZE, feature, None, into, False)
-            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(*prepared)
+            rc = self._dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
@@ -347,8 +346,7 @@ class Dispatcher(PreparedActions):
                 prepared = self._p_act[feature][in_]
             except KeyError:
                 prepared = self._prepare(_ACTUALIZE, feature, None, in_, False)
-            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(*prepared)
+            rc = self._dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
@@ -375,8 +373,7 @@ class Dispatcher(PreparedActions):
                     prepared = self._p_tr[feature][into][from_]
             except KeyError:
                 prepared = self._prepare(_TRANSITION, feature, from_, into, same)
-            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(*prepared)
+            rc = self._dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
@@ -397,8 +394,7 @@ class Dispatcher(PreparedActions):
                 prepared = self._p_deinit[feature][from_]
             except KeyError:
                 prepared = self._prepare(_DEINITIALIZE, feature, from_, None, False)
-            dispatch = self._dispatch  # LOAD_ATTR: a method-call lookup is slower here
-            rc = dispatch(*prepared)
+            rc = self._dispatch(*prepared)
             if not rc and not self._errors:
                 return OK
             return self._settle(rc, prepared)
