@@ -1,11 +1,13 @@
 /*
  * test_time.c — time on the real clock (docs/time.md): the library's timer
- * thread, freeing a dispatcher while it fires, a poll() loop on uf_loop_fd with
- * host timers, a forked child, and timers when the journal cannot be written.
+ * thread (and its wake-up by a sooner timer), freeing a dispatcher while it
+ * fires, a poll() loop on uf_loop_fd with host timers, a forked child, and
+ * timers when the journal cannot be written.
  *
  * Every wait has a generous limit (5 s) and ends as soon as what it waits for
  * happens; the only fixed sleeps are a callback that holds the timer thread for
- * 100 ms and a 150 ms check that nothing fires after uf_dispatcher_free.
+ * 100 ms, a 150 ms check that nothing fires after uf_dispatcher_free, and 30 ms
+ * for the timer thread to fall asleep before a sooner timer is armed.
  */
 #define _XOPEN_SOURCE 700
 
@@ -15,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,6 +153,30 @@ static void the_timer_thread_fires_a_short_timer(void) {
     long long start = now_ms();
     while (thread_count() != with_timer_thread - 1 && now_ms() - start < 5000) sleep_ms(1);
     CHECK(thread_count() == with_timer_thread - 1);
+}
+
+/* ---- 1b. A sooner timer wakes the sleeping timer thread ---- */
+
+static void a_sooner_timer_wakes_the_sleeping_timer_thread(void) {
+    reset_seen();
+    uf_dispatcher *d = check_dispatcher(NULL, toggle);
+    CHECK_STATUS(uf_submit(d, init_off), UF_OK);
+    CHECK_STATUS(uf_subscribe(d, "TransitionInto<Toggle.On>", note_call, NULL, note_free, NULL), UF_OK);
+    /* The thread starts, and sleeps until this one: an hour away. */
+    CHECK_STATUS(uf_submit_after(d, to_on, 3600 * 1000, "hour", 0), UF_OK);
+    sleep_ms(30);
+    /* Armed while it sleeps: unless the arming wakes it, this one waits an hour too. */
+    long long armed = now_ms();
+    CHECK_STATUS(uf_submit_after(d, to_on, 20, "soon", 0), UF_OK);
+    CHECK(wait_for(&seen.calls, 1));
+    long long waited = now_ms() - armed;
+    CHECK(waited >= 19 && waited < 5000);
+    char *timers = NULL;
+    CHECK_STATUS(uf_timers_get(d, &timers), UF_OK);
+    CHECK(strstr(timers, "\"hour\"") != NULL && strstr(timers, "\"soon\"") == NULL);
+    uf_free(timers);
+    uf_dispatcher_free(d);
+    CHECK(read_seen(&seen.freed) == 1);
 }
 
 /* ---- 2. Freeing while the timer thread fires ---- */
@@ -507,6 +534,7 @@ int main(void) {
     /* Writing past RLIMIT_FSIZE raises SIGXFSZ; the write then fails with EFBIG. */
     signal(SIGXFSZ, SIG_IGN);
     the_timer_thread_fires_a_short_timer();
+    a_sooner_timer_wakes_the_sleeping_timer_thread();
     freeing_while_the_timer_thread_fires_waits_for_it();
     freeing_inside_a_timer_caused_callback_is_misuse();
     a_poll_loop_wakes_for_deliveries_and_host_timers();

@@ -695,25 +695,22 @@ extension Dispatcher {
         }
     }
 
-    /// The thread's loop: it holds the mutex except while it waits, and fires as
+    /// The thread's loop: it holds the lock except while it sleeps, and fires as
     /// any caller processes (owner of the dispatcher, callbacks re-entrant).
     private func runTimerThread(_ thread: TimerThread) {
-        pthread_mutex_lock(mutex)
+        _ = lock.take()
         let stopRequested = { thread.stopRequested.load(ordering: .relaxed) }
         while !thread.stopping && !stopRequested() {
             guard let next = time.store.peek()?.deadline else {
                 thread.waitingUntil = nil
-                pthread_cond_wait(thread.condition, mutex)
+                sleep(thread, until: nil)
                 continue
             }
             let now = time.clock.now()
             if next > now {
                 thread.waitingUntil = next
-                var until = timespec()
                 let at = time.clock.monotonicNanoseconds(at: next)
-                until.tv_sec = Int(at / 1_000_000_000)
-                until.tv_nsec = Int(at % 1_000_000_000)
-                pthread_cond_timedwait(thread.condition, mutex, &until)
+                sleep(thread, until: timespec(tv_sec: Int(at / 1_000_000_000), tv_nsec: Int(at % 1_000_000_000)))
                 continue
             }
             thread.waitingUntil = nil
@@ -722,19 +719,28 @@ extension Dispatcher {
             finishOuterCall()
             resignOwner()
         }
-        pthread_mutex_unlock(mutex)
+        lock.release()
+    }
+
+    /// Lets go of the lock while the timer thread sleeps; a wake-up that comes
+    /// after the thread last looked at its timers ends the sleep at once.
+    private func sleep(_ thread: TimerThread, until deadline: timespec?) {
+        let seen = thread.wakeCount
+        lock.release()
+        thread.sleep(unlessWokenSince: seen, until: deadline)
+        _ = lock.take()
     }
 
     /// Stops the timer thread and waits for a firing under way; nothing fires
-    /// after. The request comes before the mutex, so that timers falling due
+    /// after. The request comes before the lock, so that timers falling due
     /// while that firing runs are not fired before the thread lets go.
     func stopTimerThread() {
         guard let thread = time.thread else { return }
         thread.stopRequested.store(true, ordering: .relaxed)
-        pthread_mutex_lock(mutex)
+        _ = lock.take()
         thread.stopping = true
         thread.wake()
-        pthread_mutex_unlock(mutex)
+        lock.release()
         thread.join()
         time.thread = nil
     }

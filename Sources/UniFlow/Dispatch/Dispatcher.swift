@@ -8,17 +8,16 @@ import Synchronization
 /// of actions. Nothing outside can change the model except by submitting actions.
 ///
 /// One dispatcher processes one action at a time, on the thread that submitted it,
-/// holding `mutex` for the whole cascade (callbacks included). Calls from that
+/// holding `lock` for the whole cascade (callbacks included). Calls from that
 /// thread while it processes are re-entrant: submits are queued, everything else
-/// acts at once. Calls from other threads wait for the mutex.
+/// acts at once. Calls from other threads wait for the lock.
 final class Dispatcher {
     let options: DispatcherOptions
 
-    // A pthread mutex allocated once and never moved: `Mutex` draws false
-    // positives from ThreadSanitizer on Linux. A thread that finds it taken first
-    // waits a moment for the owner to finish (see `enter`).
-    let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// The processing thread's id, 0 when idle. Read without the mutex to detect
+    // Not `Mutex`, which draws false positives from ThreadSanitizer on Linux and
+    // costs more than this on every dispatch.
+    let lock = DispatcherLock()
+    /// The processing thread's id, 0 when idle. Read without the lock to detect
     /// re-entrant calls: another thread can only ever read 0 or a foreign id.
     private let owner = Atomic<UInt>(0)
     /// The process's fork count when the dispatcher was made: in a child, the
@@ -69,8 +68,6 @@ final class Dispatcher {
             journal = try Journal(path: path, sync: options.journalSync)
             hot.journaling = true
         }
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
     }
 
     deinit {
@@ -81,8 +78,7 @@ final class Dispatcher {
         hot.deallocate()
         names.deallocate()
         definitions.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        lock.deallocate()
     }
 
     /// The opaque handle C sees for this dispatcher.
@@ -100,7 +96,7 @@ final class Dispatcher {
     }
 
     /// Runs `body` with the dispatcher to itself: at once when called from one of
-    /// its callbacks, otherwise after taking the mutex. A call that takes the mutex
+    /// its callbacks, otherwise after taking the lock. A call that takes the lock
     /// also finishes what its callbacks started before it returns (see `leave`).
     @inline(__always)
     func exclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
@@ -120,43 +116,14 @@ final class Dispatcher {
         return try body()
     }
 
-    /// Takes the mutex and becomes the owner. Without `waiting`, returns false
+    /// Takes the lock and becomes the owner. Without `waiting`, returns false
     /// (having done nothing) when another thread holds it.
     @discardableResult
     @inline(__always)
     func enter(waiting: Bool = true) -> Bool {
-        // Alone in the process, nothing else can hold the mutex, and locking it is a
-        // plain store there, where trying it is an atomic operation. With other
-        // threads both are atomic: try first, and wait only if it is taken.
-        if uniflow_single_threaded() {
-            pthread_mutex_lock(mutex)
-        } else if pthread_mutex_trylock(mutex) != 0 {
-            guard waiting else { return false }
-            if !lockedAfterWaitingBriefly() { pthread_mutex_lock(mutex) }
-        }
+        guard lock.take(waiting: waiting) else { return false }
         owner.store(UInt(pthread_self()), ordering: .relaxed)
         return true
-    }
-
-    /// Another thread holds the mutex. Most actions hold it for well under a
-    /// microsecond, less than sleeping on it and being woken costs, so try to take
-    /// it as it is released, for a moment, before sleeping: with four threads on
-    /// one dispatcher that doubled the throughput (bench/README.md, `threads_uf_4`).
-    /// The waiter reads the lock and tries it only when it looks free, with pauses
-    /// that double up to 16 between looks: trying it on every turn made waiters and
-    /// owner fight over its cache line, and kept only a third of the gain. glibc's
-    /// adaptive mutex waits the same way, but its lock is atomic even in a
-    /// single-threaded process, which cost a lone thread about 6% of a `uf_dispatch`.
-    @inline(never)
-    private func lockedAfterWaitingBriefly() -> Bool {
-        var spent = 0, round = 1
-        while spent < 100 {
-            for _ in 0..<round { uniflow_spin_pause() }
-            spent += round
-            round = min(round * 2, 16)
-            if uniflow_mutex_looks_free(mutex) && pthread_mutex_trylock(mutex) == 0 { return true }
-        }
-        return false
     }
 
     /// The end of an outer call: what callbacks queued, then what watches must
@@ -165,7 +132,7 @@ final class Dispatcher {
     func leave() {
         finishOuterCall()
         owner.store(0, ordering: .relaxed)
-        pthread_mutex_unlock(mutex)
+        lock.release()
     }
 
     /// Everything an outer call leaves to do before the dispatcher is idle: the
@@ -179,7 +146,7 @@ final class Dispatcher {
     }
 
     /// The calling thread takes the dispatcher as a caller does (the timer thread,
-    /// which already holds the mutex).
+    /// which already holds the lock).
     func becomeOwner() { owner.store(UInt(pthread_self()), ordering: .relaxed) }
     func resignOwner() { owner.store(0, ordering: .relaxed) }
 
@@ -217,21 +184,19 @@ final class Dispatcher {
 
     /// `uf_dispatcher_free` in a child process forked after the dispatcher was
     /// made. The parent's threads do not exist here: the timer thread is not
-    /// joined (nor its condition variable destroyed: a waiter from the parent may
-    /// still be counted in it). When no thread held the dispatcher at the fork,
-    /// every `payload_free` runs as usual; otherwise the state may be half-way
-    /// through a change, and only memory is released.
+    /// joined. When no thread held the dispatcher at the fork, every
+    /// `payload_free` runs as usual; otherwise the state may be half-way through
+    /// a change, and only memory is released.
     func abandonInForkedChild() {
         if let thread = time.thread {
             thread.abandon()
-            _ = Unmanaged.passRetained(thread)
             time.thread = nil
         }
-        guard pthread_mutex_trylock(mutex) == 0 else { return }
+        guard lock.tryTake() else { return }
         owner.store(UInt(pthread_self()), ordering: .relaxed)
         releaseEverything()
         owner.store(0, ordering: .relaxed)
-        pthread_mutex_unlock(mutex)
+        lock.release()
     }
 
     // MARK: Names
@@ -271,7 +236,7 @@ final class Dispatcher {
 }
 
 /// Counts forks, so that a dispatcher can tell it is a forked child's copy: its
-/// mutex may be held by a thread that does not exist in the child.
+/// lock may be held by a thread that does not exist in the child.
 enum ForkGuard {
     private static let counter = Atomic<Int>(0)
     /// Registers the counter with `pthread_atfork`, once, when the first

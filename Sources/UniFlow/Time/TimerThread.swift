@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 import Synchronization
 
@@ -6,33 +7,28 @@ import Synchronization
 /// the host did not make, which no other part of the library does; hosts with a
 /// loop should prefer `"timers": "host"`.
 ///
-/// It waits on a condition variable tied to the dispatcher's mutex, so that it
-/// holds the mutex only while it fires timers, exactly as any other caller
-/// holds it while it processes.
+/// It sleeps without the dispatcher's lock, on a count of wake-ups (a futex
+/// word), so that it holds the lock only while it fires timers, exactly as any
+/// other caller holds it while it processes.
 final class TimerThread {
     private var thread: pthread_t?
-    let condition: UnsafeMutablePointer<pthread_cond_t>
-    /// Set (under the dispatcher's mutex) to end the thread.
+    /// Raised by `wake()`; the thread reads it before it lets go of the lock and
+    /// sleeps only while it is unchanged, so a wake-up in between is not lost.
+    private let wakeups: UnsafeMutablePointer<UInt32>
+    /// Set (under the dispatcher's lock) to end the thread.
     var stopping = false
-    /// Set by `uf_dispatcher_free` before it waits for the mutex: the thread
+    /// Set by `uf_dispatcher_free` before it waits for the lock: the thread
     /// finishes the timer it is firing and fires no other.
     let stopRequested = Atomic<Bool>(false)
     /// The deadline the thread waits for, in dispatcher milliseconds (nil: none).
     var waitingUntil: UInt64?
 
     init() {
-        condition = .allocate(capacity: 1)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        wakeups = .allocate(capacity: 1)
+        wakeups.initialize(to: 0)
     }
 
-    deinit {
-        pthread_cond_destroy(condition)
-        condition.deallocate()
-    }
+    deinit { wakeups.deallocate() }
 
     var isRunning: Bool { thread != nil }
 
@@ -53,9 +49,26 @@ final class TimerThread {
     }
 
     /// Wakes the thread (a sooner deadline, or the end).
-    func wake() { pthread_cond_signal(condition) }
+    func wake() {
+        uniflow_atomic_increment(wakeups)
+        uniflow_futex_wake(wakeups, 1)
+    }
 
-    /// Waits for the thread to end (call after `stopping` is set and the mutex released).
+    /// How many wake-ups there have been: read, holding the lock, before `sleep`.
+    var wakeCount: UInt32 { uniflow_atomic_load(wakeups) }
+
+    /// Sleeps, not holding the lock, until `deadline` (CLOCK_MONOTONIC; nil:
+    /// none) or a wake-up after `seen` (at once if there was one already). It may
+    /// also return early (a signal): the caller looks at its timers again either way.
+    func sleep(unlessWokenSince seen: UInt32, until deadline: timespec?) {
+        if var deadline {
+            uniflow_futex_wait(wakeups, seen, &deadline)
+        } else {
+            uniflow_futex_wait(wakeups, seen, nil)
+        }
+    }
+
+    /// Waits for the thread to end (call after `stopping` is set and the lock released).
     func join() {
         guard let thread else { return }
         pthread_join(thread, nil)
