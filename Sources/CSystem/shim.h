@@ -97,3 +97,11 @@ static inline uint32_t uniflow_atomic_load(uint32_t *word) {
 static inline void uniflow_atomic_increment(uint32_t *word) {
     __atomic_fetch_add(word, 1, __ATOMIC_RELEASE);
 }
+
+// A clock's reading in nanoseconds. In C, so that a Swift function that arms a
+// timer keeps no address-taken local (which costs it a stack-protector check).
+static inline uint64_t uniflow_clock_nanoseconds(clockid_t clock) {
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}

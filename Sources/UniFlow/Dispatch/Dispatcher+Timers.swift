@@ -204,10 +204,12 @@ extension Dispatcher {
     @inline(__always)
     func timerSpecs(of state: Int32, in feature: Int32) -> Range<Int> {
         let slot = hot.features.pointer(Int(feature))
-        let starts = Int(slot.pointee.timerSpecStarts)
-        guard starts >= 0 else { return 0..<0 }
-        let start = Int(hot.timerSpecStarts[starts &+ Int(state)])
-        return start..<start &+ Int(hot.states.pointer(Int(slot.pointee.stateBase) &+ Int(state)).pointee.timerCount)
+        // The count first: most states have no timer (a feature without timers
+        // has none at all, and no `timerSpecStarts`).
+        let count = Int(hot.states.pointer(Int(slot.pointee.stateBase) &+ Int(state)).pointee.timerCount)
+        guard count > 0 else { return 0..<0 }
+        let start = Int(hot.timerSpecStarts[Int(slot.pointee.timerSpecStarts) &+ Int(state)])
+        return start..<start &+ count
     }
 
     /// Disarms every state timer of a place.

@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// A dispatcher's clock, in milliseconds: `CLOCK_MONOTONIC` since the dispatcher
@@ -42,9 +43,7 @@ struct DispatcherClock {
         switch kind {
         case .monotonic:
             guard ms >= coarseDelay else { return now() }
-            var coarse = timespec()
-            clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse)
-            let reading = UInt64(coarse.tv_sec) &* 1_000_000_000 &+ UInt64(coarse.tv_nsec) &+ coarseDelay &* 1000
+            let reading = uniflow_clock_nanoseconds(CLOCK_MONOTONIC_COARSE) &+ coarseDelay &* 1000
             // Just after the dispatcher was made, the coarse reading may still be before it.
             return reading > origin ? (reading &- origin) / 1_000_000 : 0
         case .manual: return manual
@@ -81,11 +80,7 @@ struct DispatcherClock {
         origin &+ time &* 1_000_000
     }
 
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-    }
+    static func monotonicNanoseconds() -> UInt64 { uniflow_clock_nanoseconds(CLOCK_MONOTONIC) }
 
     /// The coarse clock's tick, when it has a usable one (at most 100 ms).
     static func coarseTickNanoseconds() -> UInt64? {

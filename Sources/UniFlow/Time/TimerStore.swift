@@ -113,7 +113,7 @@ struct TimerStore {
 
     @inline(__always)
     private mutating func takeSerial() -> UInt64 {
-        defer { nextSerial += 1 }
+        defer { nextSerial &+= 1 }
         return nextSerial
     }
 
@@ -136,10 +136,20 @@ struct TimerStore {
         record.pointee.alive = false
         record.pointee.action = nil
         record.pointee.id = nil
+        // A timer disarmed before anything was armed after it (a state left
+        // before its timer fired, the common case) is still the heap's last
+        // leaf: taking it out keeps the heap free of stale entries, so that the
+        // next arming sifts up through nothing and compaction never runs.
+        if heap.count > 0 {
+            let last = heap.pointer(heap.count - 1)
+            if last.pointee.record == index && last.pointee.generation == record.pointee.generation {
+                heap.truncate(to: heap.count - 1)
+            }
+        }
         record.pointee.generation &+= 1
         record.pointee.next = freeRecords
         freeRecords = index
-        live -= 1
+        live &-= 1
     }
 
     /// Marks a timer dead without freeing its record, so that a rolled-back
