@@ -90,9 +90,5 @@ struct DispatcherClock {
         return UInt64(resolution.tv_nsec)
     }
 
-    static func realtimeMilliseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(now.tv_sec) &* 1000 &+ UInt64(now.tv_nsec) / 1_000_000
-    }
+    static func realtimeMilliseconds() -> UInt64 { uniflow_clock_nanoseconds(CLOCK_REALTIME) / 1_000_000 }
 }
