@@ -135,8 +135,8 @@ extension Dispatcher {
     }
 
     /// Arms the timers of a state just entered, their delays counted from now.
-    /// The clock is read only here, to arm: a read costs more than a toggle
-    /// (bench/README.md).
+    /// The clock is read only here, to arm: a read of the precise clock costs
+    /// more than half of a toggle (bench/README.md, `c_clock_read`).
     @inline(__always)
     private func armEntered(_ state: Int32, at place: Place) {
         let specs = timerSpecs(of: state, in: place.feature)

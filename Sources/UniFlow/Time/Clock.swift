@@ -33,7 +33,7 @@ struct DispatcherClock {
     /// Where a delay of `ms` counts from: now. A delay of a thousand ticks of
     /// `CLOCK_MONOTONIC_COARSE` or more (4 s with the usual 250 Hz tick) counts
     /// from that clock, plus one tick: it reads in a fifth of the time of the
-    /// precise clock, which costs more than a whole transition. Its reading
+    /// precise clock, which costs more than half of a whole transition. Its reading
     /// trails the time by up to a tick or two, so such a deadline is off by about
     /// a tick either way (0.1% of the delay), as libuv's and nginx's timers count
     /// from a time cached once per loop turn. Shorter delays count from the
