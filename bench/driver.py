@@ -612,7 +612,7 @@ def best_repetitions(entries: dict, name: str, c: Comparison) -> str:
     best = mine / theirs if c.kind == "ratio" else theirs / mine
     within = best <= c.target_max if c.target_max is not None else best >= c.target_min
     return (f" (best repetitions {best:.2f}x: " +
-            ("within the target, so the medians fell in different phases of the host; run again)" if within
+            ("within the target: the medians likely fell in different phases of the host; run again)" if within
              else "missed there too)"))
 
 
