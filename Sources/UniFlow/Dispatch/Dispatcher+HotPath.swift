@@ -71,7 +71,7 @@ extension Dispatcher {
         let current: Int32
         var instanceList: Int32 = -1
         var key: UnsafePointer<CChar>? = nil
-        var armedTimers: Int32
+        var timers: Int32
         if table >= 0 {
             guard let given = a.pointee.key, kind == .transition || kind == .send else { return nil }
             let instances = hot.instanceTables.pointer(Int(table))
@@ -82,11 +82,11 @@ extension Dispatcher {
             current = found.state
             instanceList = found.subscribers
             key = UnsafePointer(found.key)
-            armedTimers = found.timers
+            timers = found.timers
         } else {
             guard a.pointee.key == nil, !slot.pointee.hasPayload else { return nil }
             current = slot.pointee.state
-            armedTimers = slot.pointee.timers
+            timers = slot.pointee.timers
         }
 
         var from: Int32 = -1
@@ -161,8 +161,9 @@ extension Dispatcher {
             // Payload-free before and after: unless it began or ended, only its state changed.
             noteChange(of: feature, stateOnly: current >= 0 && newState >= 0)
         }
-        if armedTimers >= 0 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
-            stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, armed: armedTimers)
+        // Timers armed or parked here, or the new state's to arm.
+        if timers != -1 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
+            stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, field: timers)
         }
         scratch.delivery.hotAction = action
         deliver(&record, instanceList: instanceList)

@@ -221,7 +221,7 @@ extension Dispatcher {
         if keyed { mutation.instanceList = hot.instanceTables[Int(hot.features[Int(action.feature)].instances)].slots[Int(place.instance)].subscribers }
         // State timers first: an instance's are found through its slot, which a
         // deinitialization frees (a rolled-back batch undoes both).
-        stateChanged(at: place, kind: kind, into: newState, armed: timerHead(place))
+        stateChanged(at: place, kind: kind, into: newState, field: timerField(place))
         if keyed && kind == .deinitialization {
             removeInstance(at: place)
         } else {

@@ -71,22 +71,36 @@ extension Dispatcher {
 
     // MARK: State timers
 
-    /// The first armed state timer of a place (-1: none).
+    /// A place's timer field (`FeatureSlot.timers`, `InstanceSlot.timers`): its
+    /// first armed state timer when >= 0; -1: none; -2 - n: none armed, and its
+    /// timers parked since it left their state, n the first (`TimerStore.park`).
     @inline(__always)
-    func timerHead(_ place: Place) -> Int32 {
+    func timerField(_ place: Place) -> Int32 {
         let feature = hot.features[Int(place.feature)]
         if feature.instances < 0 { return feature.timers }
         guard place.instance >= 0 else { return -1 }
         return hot.instanceTables[Int(feature.instances)].slots[Int(place.instance)].timers
     }
 
+    /// The first armed state timer of a place (-1: none).
+    @inline(__always)
+    func timerHead(_ place: Place) -> Int32 { max(timerField(place), -1) }
+
+    /// Sets a place's first armed timer (-1: none); timers parked there are freed.
     @inline(__always)
     private func setTimerHead(_ place: Place, _ head: Int32) {
+        let parked = timerField(place)
+        if parked <= -2 { freeTimers(from: -2 - parked) }
+        setTimerField(place, head)
+    }
+
+    @inline(__always)
+    private func setTimerField(_ place: Place, _ value: Int32) {
         let feature = hot.features.pointer(Int(place.feature))
         if feature.pointee.instances < 0 {
-            feature.pointee.timers = head
+            feature.pointee.timers = value
         } else {
-            hot.instanceTables.pointer(Int(feature.pointee.instances)).pointee.slots.pointer(Int(place.instance)).pointee.timers = head
+            hot.instanceTables.pointer(Int(feature.pointee.instances)).pointee.slots.pointer(Int(place.instance)).pointee.timers = value
         }
     }
 
@@ -94,22 +108,28 @@ extension Dispatcher {
     /// entering a state (a transition into the same state included), disarmed on
     /// leaving it, re-armed by an actualization for those with `"reset": "update"`
     /// (the others keep their deadline, and one that fired stays fired).
-    /// `armed`: the place's first armed timer (`timerHead`), which the hot path
-    /// has already read.
+    /// `field`: the place's `timerField`, which the hot path has already read.
     /// Inlined: the hot path then keeps its values in registers across it, and
     /// every action is cheaper (uf_short 632 -> 624 instructions).
     @inline(__always)
-    func stateChanged(at place: Place, kind: MutationKind, into new: Int32, armed: Int32) {
+    func stateChanged(at place: Place, kind: MutationKind, into new: Int32, field: Int32) {
         switch kind {
         case .initialization:
-            armEntered(new, at: place)
+            armEntered(new, at: place, parked: field <= -2 ? -2 - field : -1)
         case .transition:
-            if armed >= 0 { disarmStateTimers(at: place, head: armed) }
-            armEntered(new, at: place)
+            // A place that goes back and forth between a state with a timer and
+            // one without (a toggle, a retry loop) parks and re-arms the same record.
+            var parked = field <= -2 ? -2 - field : -1
+            if field >= 0 { parked = leaveStateTimers(at: place, head: field) }
+            armEntered(new, at: place, parked: parked)
         case .actualization:
             rearmUpdated(new, at: place)
         case .deinitialization:
-            if armed >= 0 { disarmStateTimers(at: place, head: armed) }
+            if field >= 0 {
+                disarmStateTimers(at: place, head: field)
+            } else if field <= -2 {
+                setTimerHead(place, -1)
+            }
         }
     }
 
@@ -137,13 +157,44 @@ extension Dispatcher {
     /// Arms the timers of a state just entered, their delays counted from now.
     /// The clock is read only here, to arm: a read of the precise clock costs
     /// more than half of a toggle (bench/README.md, `c_clock_read`).
+    /// `parked`: the place's first parked timer (-1: none).
     @inline(__always)
-    private func armEntered(_ state: Int32, at place: Place) {
+    private func armEntered(_ state: Int32, at place: Place, parked: Int32) {
         let specs = timerSpecs(of: state, in: place.feature)
         // A place entering a state has no timer armed: leaving its last state
         // disarmed them, and a new one never had any.
         assert(timerHead(place) < 0, "a place entered a state with timers still armed")
-        if !specs.isEmpty { armStateTimersFromNow(specs, of: state, at: place, before: -1) }
+        if specs.isEmpty { return }
+        if parked >= 0 {
+            rearmParked(parked, specs, of: state, at: place)
+        } else {
+            armStateTimersFromNow(specs, of: state, at: place, before: -1)
+        }
+    }
+
+    /// Arms the timer of a state with one (`specs`) from now, at a place with
+    /// timers parked (`parked`, the first): that one again, in place, if it is
+    /// the same state's; new ones otherwise.
+    @inline(never)
+    private func rearmParked(_ parked: Int32, _ specs: Range<Int>, of state: Int32, at place: Place) {
+        let record = time.store.records.pointer(Int(parked))
+        guard specs.count == 1 && record.pointee.next < 0 && record.pointee.state == state else {
+            setTimerHead(place, -1)
+            armStateTimersFromNow(specs, of: state, at: place, before: -1)
+            return
+        }
+        let spec = hot.timerSpecs[specs.lowerBound]
+        let due = deadlines.after(spec.ms)
+        do throws(UniFlowError) {
+            try time.store.rearm(parked, deadline: due, spec)
+        } catch {
+            setTimerHead(place, -1)
+            timerNotArmed()
+            return
+        }
+        setTimerField(place, parked)
+        if batch != nil { batch!.undo.append(.timerArmed(parked, place: place)) }
+        noteArmed(due)
     }
 
     /// Arms every timer of a state at a place from now, each last in arm order,
@@ -212,12 +263,15 @@ extension Dispatcher {
         return start..<start &+ count
     }
 
-    /// Disarms every state timer of a place.
+    /// Disarms every state timer of a place, and frees those parked there.
     @inline(__always)
     func disarmStateTimers(at place: Place) {
-        // Most transitions leave a state without timers: no call for them.
-        let head = timerHead(place)
-        if head >= 0 { disarmStateTimers(at: place, head: head) }
+        let field = timerField(place)
+        if field >= 0 {
+            disarmStateTimers(at: place, head: field)
+        } else if field <= -2 {
+            setTimerHead(place, -1)
+        }
     }
 
     private func disarmStateTimers(at place: Place, head: Int32) {
@@ -231,16 +285,39 @@ extension Dispatcher {
             }
             batch!.undo.append(.timersDisarmed(place, head: head))
         } else {
-            // `next` is read before the record is freed: a freed record's `next`
-            // links the free list.
-            var index = head
-            while index >= 0 {
-                let next = time.store.records[Int(index)].next
-                time.store.free(index)
-                index = next
-            }
+            freeTimers(from: head)
         }
-        setTimerHead(place, -1)
+        setTimerField(place, -1)
+    }
+
+    /// Frees a list of state timers, armed or parked.
+    private func freeTimers(from head: Int32) {
+        // `next` is read before the record is freed: a freed record's `next`
+        // links the free list.
+        var index = head
+        while index >= 0 {
+            let next = time.store.records[Int(index)].next
+            time.store.free(index)
+            index = next
+        }
+    }
+
+    /// Disarms the state timers of a place leaving their state (`head`, its first
+    /// armed one) and returns the first of those it parked there, or -1: a batch
+    /// that may roll back suspends them instead, and frees them once it holds.
+    private func leaveStateTimers(at place: Place, head: Int32) -> Int32 {
+        if batch != nil {
+            disarmStateTimers(at: place, head: head)
+            return -1
+        }
+        noteDisarmed()
+        var index = head
+        while index >= 0 {
+            time.store.park(index)
+            index = time.store.records[Int(index)].next
+        }
+        setTimerField(place, -2 - head)
+        return head
     }
 
     /// Undoes `disarmStateTimers` of a rolled-back batch.
@@ -280,9 +357,9 @@ extension Dispatcher {
         for f in 0..<Int32(hot.features.count) {
             if let table = instanceTable(of: f) {
                 hot.instanceTables[Int(table)].forEach { slot, instance in
-                    if instance.timers >= 0 { disarmStateTimers(at: Place(feature: f, instance: slot)) }
+                    if instance.timers != -1 { disarmStateTimers(at: Place(feature: f, instance: slot)) }
                 }
-            } else if hot.features[Int(f)].timers >= 0 {
+            } else if hot.features[Int(f)].timers != -1 {
                 disarmStateTimers(at: Place(feature: f))
             }
         }

@@ -1,6 +1,6 @@
 import Glibc
 
-/// One armed timer (72 bytes), in `TimerStore.records`.
+/// One timer (72 bytes), in `TimerStore.records`: armed, suspended, parked or free.
 struct TimerRecord {
     var deadline: UInt64 = 0
     /// The delay it was armed with.
@@ -13,6 +13,12 @@ struct TimerRecord {
     /// Disarmed by a batch that may still roll back (`TimerStore.suspend`): not
     /// live, but its heap entry must stay, so that `revive` finds it again.
     var suspended = false
+    /// A state timer disarmed as its place left the state, kept for the place's
+    /// return (`TimerStore.park`): not live, not free.
+    var parked = false
+    /// A heap entry of this generation exists. It may be older than the
+    /// record's deadline and serial (`rearm`): `peek` files it again then.
+    var filed = false
     var isState = false
     /// State timers: how it is armed again from a snapshot or journal.
     var policy: RestorePolicy = .fire
@@ -46,7 +52,9 @@ struct TimerHeapEntry {
 /// binary min-heap by (deadline, arm order). Disarming marks a record free at
 /// once; its heap entry goes stale (its generation no longer matches) and is
 /// skipped or compacted away, so arming and disarming are O(log n) and never
-/// search. Flat and trivially copyable, like `HotStorage`: arming a state timer
+/// search. A state timer whose place left its state is parked instead: its
+/// record and heap entry stay, and the place's return re-arms it in O(1) (the
+/// entry, now early, is moved when it comes up). Flat and trivially copyable, like `HotStorage`: arming a state timer
 /// on the hot path allocates nothing once the tables have grown.
 struct TimerStore {
     var records = UnsafeVector<TimerRecord>()
@@ -78,8 +86,8 @@ struct TimerStore {
         let (index, slot) = try take()
         // A free record is not alive or suspended and holds no text (`free`);
         // everything else is written here.
-        assert(!slot.pointee.alive && !slot.pointee.suspended && slot.pointee.action == nil && slot.pointee.id == nil,
-               "a record taken to arm is not free")
+        assert(!slot.pointee.alive && !slot.pointee.suspended && !slot.pointee.parked && slot.pointee.action == nil
+               && slot.pointee.id == nil, "a record taken to arm is not free")
         slot.pointee.deadline = deadline
         slot.pointee.ms = spec.ms
         slot.pointee.serial = serial ?? takeSerial()
@@ -123,17 +131,22 @@ struct TimerStore {
         let record = records.pointer(Int(index))
         push(TimerHeapEntry(deadline: record.pointee.deadline, serial: record.pointee.serial, record: index,
                             generation: record.pointee.generation))
+        record.pointee.filed = true
         live &+= 1
         if heap.count > 1024 && heap.count > live * 3 { compact() }
     }
 
-    /// Disarms a timer and frees its record (its strings are the caller's to free first).
+    /// Disarms a timer, or forgets a parked one, and frees its record (its
+    /// strings are the caller's to free first).
     mutating func free(_ index: Int32) {
         let record = records.pointer(Int(index))
-        guard record.pointee.alive else { return }
+        guard record.pointee.alive || record.pointee.parked else { return }
+        if record.pointee.alive { live &-= 1 }
         // Only what `armState` does not write is reset: it arms the hot path's
         // timers, freed a moment before, field by field.
         record.pointee.alive = false
+        record.pointee.parked = false
+        record.pointee.filed = false
         record.pointee.action = nil
         record.pointee.id = nil
         // A timer disarmed before anything was armed after it (a state left
@@ -149,7 +162,48 @@ struct TimerStore {
         record.pointee.generation &+= 1
         record.pointee.next = freeRecords
         freeRecords = index
+    }
+
+    /// Disarms a state timer whose place left its state, and keeps its record for
+    /// the place: entering the state again re-arms it (`rearm`) without taking a
+    /// record, writing it whole or filing it in the heap, which made arming and
+    /// disarming a state's timer cost (bench/README.md, `uf_timed_toggle`). Its
+    /// heap entry stays; `peek` drops it when it comes up.
+    @inline(__always)
+    mutating func park(_ index: Int32) {
+        let record = records.pointer(Int(index))
+        guard record.pointee.alive else { return }
+        record.pointee.alive = false
+        record.pointee.parked = true
         live &-= 1
+    }
+
+    /// Arms a parked record again, due at `deadline`, last in arm order. Its heap
+    /// entry is kept when it is no later than the new deadline (the usual case:
+    /// the same delay counted from a later time), and `peek` moves it when it
+    /// comes up; otherwise it is filed afresh.
+    @inline(__always)
+    mutating func rearm(_ index: Int32, deadline: UInt64, _ spec: TimerSpec) throws(UniFlowError) {
+        let record = records.pointer(Int(index))
+        assert(record.pointee.parked, "a record re-armed is not parked")
+        if record.pointee.filed && deadline < record.pointee.deadline {
+            // Its entry may be later than the new deadline: leave it stale.
+            record.pointee.generation &+= 1
+            record.pointee.filed = false
+        }
+        if !record.pointee.filed { try heap.reserve(1) }
+        record.pointee.deadline = deadline
+        record.pointee.ms = spec.ms
+        record.pointee.policy = spec.onRestore
+        record.pointee.resetOnUpdate = spec.resetOnUpdate
+        record.pointee.serial = takeSerial()
+        record.pointee.alive = true
+        record.pointee.parked = false
+        if record.pointee.filed {
+            live &+= 1
+        } else {
+            fileInHeap(index)
+        }
     }
 
     /// Marks a timer dead without freeing its record, so that a rolled-back
@@ -181,8 +235,21 @@ struct TimerStore {
     /// returned: dropping its entry would lose it if the batch rolls back.
     mutating func peek() -> TimerHeapEntry? {
         while let top = heap.count > 0 ? heap[0] : nil {
-            let record = records[Int(top.record)]
-            if (record.alive || record.suspended) && record.generation == top.generation && record.serial == top.serial { return top }
+            let record = records.pointer(Int(top.record))
+            guard record.pointee.generation == top.generation else {
+                popTop()
+                continue
+            }
+            if record.pointee.alive || record.pointee.suspended {
+                if record.pointee.deadline == top.deadline && record.pointee.serial == top.serial { return top }
+                // Re-armed since it was filed (`rearm`): filed again where it is due now.
+                popTop()
+                push(TimerHeapEntry(deadline: record.pointee.deadline, serial: record.pointee.serial,
+                                    record: top.record, generation: top.generation))
+                continue
+            }
+            // Parked: its place may re-arm it, and file it again then.
+            record.pointee.filed = false
             popTop()
         }
         return nil
@@ -205,7 +272,7 @@ struct TimerStore {
 
     @inline(__always)
     private mutating func push(_ entry: TimerHeapEntry) {
-        heap.appendReserved(entry)  // reserved by `take`
+        heap.appendReserved(entry)  // reserved by `take` or `rearm`, or the room `popTop` left
         var i = heap.count - 1
         while i > 0 {
             let parent = (i - 1) / 2
@@ -239,9 +306,12 @@ struct TimerStore {
     /// Rebuilds the heap from the live and suspended records (too many stale entries).
     private mutating func compact() {
         heap.truncate(to: 0)
-        for i in 0..<records.count where records[i].alive || records[i].suspended {
-            let r = records[i]
-            push(TimerHeapEntry(deadline: r.deadline, serial: r.serial, record: Int32(i), generation: r.generation))
+        for i in 0..<records.count {
+            let r = records.pointer(i)
+            r.pointee.filed = r.pointee.alive || r.pointee.suspended
+            guard r.pointee.filed else { continue }
+            push(TimerHeapEntry(deadline: r.pointee.deadline, serial: r.pointee.serial, record: Int32(i),
+                                generation: r.pointee.generation))
         }
     }
 
