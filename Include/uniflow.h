@@ -548,8 +548,9 @@ int uf_snapshot_restore(uf_dispatcher *d, const char *snapshot_json);
  * is armed); its precondition is checked when it falls due. timer_id (NULL:
  * anonymous, cannot be cancelled) is 1 to 256 bytes and must not contain ".after["
  * (UF_EINVAL): a state timer's ids look like that. A delay of 0 is due at once but
- * never fires inside the call that arms it. Unknown flags are UF_EINVAL. Any
- * thread; inside a callback too (it is armed at once). */
+ * never fires inside the call that arms it; a delay over 2^53 ms (as for a state
+ * timer's "ms") and unknown flags are UF_EINVAL. Any thread; inside a callback too
+ * (it is armed at once). */
 int uf_submit_after(uf_dispatcher *d, const char *action_json, uint64_t delay_ms,
                     const char *timer_id, unsigned flags);
 
@@ -571,7 +572,9 @@ int uf_timers_get(uf_dispatcher *d, char **out_json);
 /* "clock": "manual" only: moves the clock forward by ms (0 allowed), firing on the
  * calling thread, in deadline order (arm order at one deadline), every timer due by
  * then, timers already due included; the clock reads each timer's deadline while
- * it fires. UF_EMISUSE on a monotonic dispatcher, or inside a callback. */
+ * it fires. The clock never passes 2^53 ms: an ms that would take it there is
+ * UF_EINVAL, and nothing fires. UF_EMISUSE on a monotonic dispatcher, or inside
+ * a callback. */
 int uf_clock_advance(uf_dispatcher *d, uint64_t ms);
 
 /* The dispatcher's clock: milliseconds since it was made (monotonic), or the

@@ -112,6 +112,23 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
         #expect(h.feature("Counter") == #"{"state":"Counting","payload":{"n":5}}"#)
     }
 
+    @Test func farFetchedNumbersInARestoredSnapshotStillListAndSnapshot() {
+        let action = TimeSeeds.bump(5)
+        let far = Int64.max
+        for options in [#"{"clock":"manual"}"#, #"{"timers":"host"}"#] {
+            let h = Harness(options: options, TimeSeeds.counter)
+            #expect(uf_snapshot_restore(h.d, #"""
+            {"clock":"manual","model":{"Counter":{"state":"Counting","payload":{"n":0}}},
+             "timers":[{"id":"a","kind":"api","due_at":\#(far),"remaining_ms":\#(far),"ms":\#(far),"action":\#(action)}]}
+            """#) == UF_OK)
+            // Times past what JSON integers hold here are written as the largest.
+            #expect(h.timers.hasPrefix(#"[{"id":"a","due_in_ms":"#))
+            #expect(h.snapshot.contains(#""ms":9223372036854775807"#))
+            #expect(h.cancel("a") == UF_OK)
+            #expect(h.timers == "[]")
+        }
+    }
+
     @Test func aSnapshotOfTheOtherClockKindUsesTheRemainingTime() {
         // A monotonic snapshot (wall-clock due_at) on a manual clock: remaining_ms.
         let h = Harness.manual("", policies, TimeSeeds.counter)

@@ -294,6 +294,31 @@ import Testing
         #expect(h.timers == #"[{"id":"\#(longest)","due_in_ms":10,"ms":10},{"id":"x.after","due_in_ms":10,"ms":10}]"#)
     }
 
+    @Test func delaysAreAtMost2To53Milliseconds() {
+        let h = counter()
+        let limit = UInt64(1) << 53
+        #expect(h.after(limit + 1, TimeSeeds.bump(1)) == UF_EINVAL)
+        #expect(h.lastError == "uf_submit_after: delay_ms is 9007199254740993, at most 2^53")
+        #expect(h.after(.max, TimeSeeds.bump(1), id: "far") == UF_EINVAL)
+        #expect(h.lastError == "uf_submit_after: delay_ms is 18446744073709551615, at most 2^53")
+        var action = uf_action()
+        action.size = UInt32(MemoryLayout<uf_action>.size)
+        action.kind = UF_ACTION_ACTUALIZE
+        action.feature = UnsafePointer(strdup("Counter"))
+        action.into = UnsafePointer(strdup("Counting"))
+        action.payload_json = UnsafePointer(strdup(#"{"n":1}"#))
+        defer { free(UnsafeMutablePointer(mutating: action.feature)); free(UnsafeMutablePointer(mutating: action.into))
+                free(UnsafeMutablePointer(mutating: action.payload_json)) }
+        #expect(uf_dispatch_after(h.d, &action, .max, nil, 0) == UF_EINVAL)
+        #expect(h.lastError == "uf_dispatch_after: delay_ms is 18446744073709551615, at most 2^53")
+        #expect(h.timers == "[]")
+        // The longest delay arms, and lists and snapshots as exact integers.
+        #expect(h.after(limit, TimeSeeds.bump(1), id: "far") == UF_OK)
+        #expect(uf_dispatch_after(h.d, &action, limit, "far2", 0) == UF_OK)
+        #expect(h.timers == #"[{"id":"far","due_in_ms":9007199254740992,"ms":9007199254740992},{"id":"far2","due_in_ms":9007199254740992,"ms":9007199254740992}]"#)
+        #expect(h.snapshot.contains(#""remaining_ms":9007199254740992"#))
+    }
+
     @Test func armingAnArmedIdReplacesIt() {
         // Debounce: each re-arm pushes the deadline back; it fires once.
         let h = counter()
@@ -774,6 +799,27 @@ import Testing
         #expect(uf_clock_now(nil, &out) == UF_EINVAL)
         #expect(uf_clock_advance(nil, 1) == UF_EINVAL)
         #expect(h.lastError == "uf_clock_advance: dispatcher is NULL")
+    }
+
+    @Test func theManualClockStopsShortOf2To53Milliseconds() {
+        let h = Harness.manual("", TimeSeeds.counter)
+        #expect(h.submit(TimeSeeds.startCounter) == UF_OK)
+        #expect(h.advance(10) == UF_OK)
+        #expect(h.after(100, TimeSeeds.bump(1), id: "t") == UF_OK)
+        // Moving past 2^53 would wrap or lose exactness: refused, nothing fires.
+        #expect(h.advance(.max) == UF_EINVAL)
+        #expect(h.lastError == "uf_clock_advance: the clock reads 10 ms; moving it 18446744073709551615 ms would pass 2^53 ms")
+        #expect(h.advance((UInt64(1) << 53) - 9) == UF_EINVAL)
+        #expect(h.lastError == "uf_clock_advance: the clock reads 10 ms; moving it 9007199254740983 ms would pass 2^53 ms")
+        #expect(h.now == 10)
+        #expect(h.timers == #"[{"id":"t","due_in_ms":100,"ms":100}]"#)
+        #expect(h.state == #"{"Counter":{"state":"Counting","payload":{"n":0}}}"#)
+        #expect(h.advance((UInt64(1) << 53) - 10) == UF_OK)
+        #expect(h.now == UInt64(1) << 53)
+        #expect(h.state == #"{"Counter":{"state":"Counting","payload":{"n":1}}}"#)
+        #expect(h.advance(0) == UF_OK)
+        #expect(h.advance(1) == UF_EINVAL)
+        #expect(h.now == UInt64(1) << 53)
     }
 
     @Test func theClockReadsEachTimersDeadlineWhileItFires() {

@@ -14,14 +14,24 @@ private func timerID(_ id: UnsafePointer<CChar>?, _ flags: UInt32, _ function: S
     return text
 }
 
+/// A delay is at most what a state timer's `ms` may be, 2^53 ms: every time the
+/// library writes (deadlines in snapshots and journals) stays an exact integer.
+private func checkedDelay(_ ms: UInt64, _ function: StaticString) throws(UniFlowError) -> UInt64 {
+    guard ms <= DefinitionParser.maxTimerMilliseconds else {
+        throw UniFlowError(.invalidArgument, "\(function): delay_ms is \(ms), at most 2^53")
+    }
+    return ms
+}
+
 @c @implementation
 public func uf_submit_after(_ d: OpaquePointer?, _ action_json: UnsafePointer<CChar>?, _ delay_ms: UInt64,
                             _ timer_id: UnsafePointer<CChar>?, _ flags: UInt32) -> Int32 {
     withDispatcher(d, "uf_submit_after") { (dispatcher) throws(UniFlowError) in
         let text = try required(action_json, "uf_submit_after", "action_json")
+        let delay = try checkedDelay(delay_ms, "uf_submit_after")
         let id = try timerID(timer_id, flags, "uf_submit_after")
         try dispatcher.exclusive { () throws(UniFlowError) in
-            try dispatcher.armAPITimer(json: text, delay: delay_ms, id: id, keep: flags & UInt32(UF_TIMER_KEEP) != 0)
+            try dispatcher.armAPITimer(json: text, delay: delay, id: id, keep: flags & UInt32(UF_TIMER_KEEP) != 0)
         }
         return .ok
     }
@@ -37,9 +47,10 @@ public func uf_dispatch_after(_ d: OpaquePointer?, _ action: UnsafePointer<uf_ac
             return fail(UniFlowError(.invalidArgument, "uf_dispatch_after: a timer's action cannot have a via callback"))
         }
         return withDispatcher(d, "uf_dispatch_after") { (dispatcher) throws(UniFlowError) in
+            let delay = try checkedDelay(delay_ms, "uf_dispatch_after")
             let id = try timerID(timer_id, flags, "uf_dispatch_after")
             try dispatcher.exclusive { () throws(UniFlowError) in
-                try dispatcher.armAPITimer(action: action.pointee, delay: delay_ms, id: id, keep: flags & UInt32(UF_TIMER_KEEP) != 0)
+                try dispatcher.armAPITimer(action: action.pointee, delay: delay, id: id, keep: flags & UInt32(UF_TIMER_KEEP) != 0)
             }
             return .ok
         }

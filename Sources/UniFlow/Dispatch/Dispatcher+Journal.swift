@@ -86,13 +86,13 @@ extension Dispatcher {
                 var serial = time.store.nextSerial
                 line["timers"] = .array(planned.map { timer in
                     defer { serial += 1 }
-                    let dueAt = JSONValue.int(Int64(time.clock.wallClock(at: timer.deadline)))
+                    let dueAt = JSONValue.int(Int64(clamping: time.clock.wallClock(at: timer.deadline)))
                     switch timer.kind {
                     case .state(let place, let after):
                         return ["id": .string(stateTimerName(place, after: after)), "kind": "state", "due_at": dueAt]
                     case .api(let action, let id):
                         return ["serial": .int(Int64(serial)), "id": id.map { .string($0) } ?? .null, "kind": "api",
-                                "ms": .int(Int64(timer.ms)), "due_at": dueAt, "action": (try? JSONParser.parse(action)) ?? .null]
+                                "ms": .int(Int64(clamping: timer.ms)), "due_at": dueAt, "action": (try? JSONParser.parse(action)) ?? .null]
                     }
                 })
             }

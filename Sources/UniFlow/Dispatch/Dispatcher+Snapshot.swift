@@ -10,9 +10,10 @@ extension Dispatcher {
             var timer = JSONObject()
             timer["id"] = timerID(index).map { .string($0) } ?? .null
             timer["kind"] = .string(record.isState ? "state" : "api")
-            timer["due_at"] = .int(Int64(time.clock.wallClock(at: record.deadline)))
-            timer["remaining_ms"] = .int(Int64(record.deadline > now ? record.deadline - now : 0))
-            timer["ms"] = .int(Int64(record.ms))
+            // Clamped: a snapshot restored from far-fetched numbers must still list.
+            timer["due_at"] = .int(Int64(clamping: time.clock.wallClock(at: record.deadline)))
+            timer["remaining_ms"] = .int(Int64(clamping: record.deadline > now ? record.deadline - now : 0))
+            timer["ms"] = .int(Int64(clamping: record.ms))
             timer["on_restore"] = .string(record.isState ? record.policy.rawValue : RestorePolicy.fire.rawValue)
             if !record.isState, let action = record.action {
                 timer["action"] = (try? JSONParser.parse(action)) ?? .null

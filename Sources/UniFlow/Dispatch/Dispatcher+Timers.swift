@@ -510,7 +510,7 @@ extension Dispatcher {
                 // cannot leave the journal with neither.
                 var line: JSONObject = ["timer": "armed", "serial": .int(Int64(time.store.records[Int(index)].serial)),
                                         "id": id.map { .string($0) } ?? .null, "ms": .int(Int64(delay)),
-                                        "due_at": .int(Int64(time.clock.wallClock(at: due))), "action": (try? JSONParser.parse(text)) ?? .null]
+                                        "due_at": .int(Int64(clamping: time.clock.wallClock(at: due))), "action": (try? JSONParser.parse(text)) ?? .null]
                 if let replaced { line["replaces"] = .int(Int64(time.store.records[Int(replaced)].serial)) }
                 do throws(UniFlowError) {
                     try journalTimer(line)
@@ -562,8 +562,8 @@ extension Dispatcher {
         for index in time.store.sortedLive() {
             let record = time.store.records[Int(index)]
             list.append(["id": timerID(index).map { .string($0) } ?? .null,
-                         "due_in_ms": .int(Int64(record.deadline > now ? record.deadline - now : 0)),
-                         "ms": .int(Int64(record.ms))])
+                         "due_in_ms": .int(Int64(clamping: record.deadline > now ? record.deadline - now : 0)),
+                         "ms": .int(Int64(clamping: record.ms))])
         }
         return .array(list)
     }
@@ -725,7 +725,7 @@ extension Dispatcher {
         var timerObject: JSONObject = ["id": .string(id), "feature": .string(featureName(record.feature)),
                                        "state": .string(stateName(record.state, feature: record.feature))]
         if let key { timerObject["key"] = .string(key) }
-        timerObject["ms"] = .int(Int64(record.ms))
+        timerObject["ms"] = .int(Int64(clamping: record.ms))
         id.withCString { idPointer in
             if reportingActive { report(.timerFired, action: nil, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
             let data = ruleData(["model": lazyModel(), "timer": JSValue(wrapping: .object(timerObject))])
@@ -751,8 +751,13 @@ extension Dispatcher {
             throw UniFlowError(.misuse, "uf_clock_advance needs a dispatcher made with \"clock\": \"manual\"")
         }
         try refuseInsideCallbacks("uf_clock_advance")
-        exclusive {
-            let end = time.clock.manual &+ ms
+        try exclusive { () throws(UniFlowError) in
+            // Past 2^53 ms its readings would no longer be exact JSON integers.
+            let limit = DefinitionParser.maxTimerMilliseconds
+            guard ms <= limit && time.clock.manual <= limit - ms else {
+                throw UniFlowError(.invalidArgument, "uf_clock_advance: the clock reads \(time.clock.manual) ms; moving it \(ms) ms would pass 2^53 ms")
+            }
+            let end = time.clock.manual + ms
             fireDueTimers(upTo: end)
             time.clock.manual = end
         }
