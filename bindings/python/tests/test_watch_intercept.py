@@ -218,6 +218,11 @@ def test_an_interceptor_sees_each_action_before_it_applies(d: Dispatcher) -> Non
         (uniflow.ActionKind.TRANSITION, "FileDownloading", None, "InProgress", State("Starting", {})),
     ]
     assert log.interceptor.active  # type: ignore[attr-defined]
+    # The decorated function can end itself, as the plain form's result can.
+    log.cancel()  # type: ignore[attr-defined]
+    assert not log.interceptor.active  # type: ignore[attr-defined]
+    d.deinitialize("FileDownloading")
+    assert len(seen) == 2
 
 
 def test_reject_vetoes_with_the_interceptor_id(d: Dispatcher) -> None:

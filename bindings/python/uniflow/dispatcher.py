@@ -719,7 +719,8 @@ class Dispatcher(PreparedActions):
         exception fails it. Returns the :class:`Interceptor`.
 
         Also a decorator: ``@d.intercept("FileDownloading")`` (the feature's name) or
-        ``@d.intercept()``; the function gets an ``interceptor`` attribute.
+        ``@d.intercept()``. The function stays a function, and gains the
+        :class:`Interceptor` as ``.interceptor`` and its ``.cancel()``.
         """
         if fn is None or isinstance(fn, str):
             name = fn if isinstance(fn, str) else feature
@@ -728,6 +729,7 @@ class Dispatcher(PreparedActions):
                 interceptor = self.intercept(function, feature=name)
                 try:
                     function.interceptor = interceptor  # type: ignore[attr-defined]
+                    function.cancel = interceptor.cancel  # type: ignore[attr-defined]
                 except (AttributeError, TypeError):
                     pass
                 return function
