@@ -7,8 +7,10 @@
 # The definitions are given together (a binding may watch a feature of another
 # file). A path ends in its state when the last mutation of its feature that
 # `uniflow run` prints has that state as its new state. The manual clock keeps
-# state timers from firing while a path runs. Exit status 0 when every path
-# does; the test fails too when no path was checked.
+# state timers from firing while a path runs. Then all those paths run at once,
+# in one file, must print the same mutations (but for their seq): a path header
+# starts from an empty model. Exit status 0 when every path does; the test fails
+# too when no path was checked.
 set -u
 
 if [ $# -lt 2 ]; then
@@ -28,6 +30,14 @@ fi
 
 checked=0
 failures=0
+: >"$tmp/all.jsonl"
+: >"$tmp/one-by-one"
+# The mutations a run printed, without their seq (one dispatcher counts on).
+unseq() {
+    python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    m = json.loads(line); m.pop("seq", None); print(json.dumps(m, sort_keys=True))' "$1"
+}
 # Split into one file per path: the header line, then its actions.
 python3 - "$tmp" <<'EOF' || exit 2
 import json, pathlib, sys
@@ -74,7 +84,21 @@ EOF
         echo "FAIL $target: the path ends in $ended" >&2
         cat "$actions" >&2
     fi
+    cat "$actions" >>"$tmp/all.jsonl"
+    unseq "$tmp/out" >>"$tmp/one-by-one"
 done
+
+if [ "$checked" -gt 0 ]; then
+    if ! "$uniflow" run --clock manual "$@" "$tmp/all.jsonl" >"$tmp/out" 2>"$tmp/run-err"; then
+        failures=$((failures + 1))
+        echo "FAIL: the $checked paths in one file: uniflow run failed" >&2
+        cat "$tmp/run-err" >&2
+    elif ! unseq "$tmp/out" | cmp -s - "$tmp/one-by-one"; then
+        failures=$((failures + 1))
+        echo "FAIL: the $checked paths in one file print other mutations than one by one" >&2
+        unseq "$tmp/out" | diff "$tmp/one-by-one" - | head -20 >&2
+    fi
+fi
 
 echo "paths_run: $checked unguarded paths run, $failures failed"
 [ "$checked" -gt 0 ] && [ "$failures" -eq 0 ]

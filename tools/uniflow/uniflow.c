@@ -612,11 +612,11 @@ static int is_blank(const char *line) {
 }
 
 /* What a line of an actions file is, besides an action. */
-enum control { LINE_ACTION, LINE_DONE, LINE_ADVANCED, LINE_BAD };
+enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCED, LINE_BAD };
 
 /* {"advance_ms": N} advances a manual clock (LINE_ADVANCED, uf_last_status() is
- * the advance's); {"path": ...} headers are skipped (LINE_DONE); anything else
- * is an action for the library to judge (LINE_ACTION). */
+ * the advance's); {"path": ...} heads a path `uniflow paths` printed (LINE_PATH);
+ * anything else is an action for the library to judge (LINE_ACTION). */
 static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem) {
     if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL) return LINE_ACTION;
     json_t *value = json_loads(line, 0, NULL);
@@ -638,7 +638,7 @@ static enum control control_line(const char *line, int manual, uf_dispatcher *d,
         }
     } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
                && json_object_get(value, "kind") == NULL) {
-        kind = LINE_DONE;
+        kind = LINE_PATH;
     }
     json_decref(value);
     return kind;
@@ -712,7 +712,10 @@ static int command_run(const arguments *args) {
             int status;
             switch (control_line(line, manual, d, &problem)) {
             case LINE_ACTION: status = uf_submit(d, line); break;
-            case LINE_DONE: continue;
+            /* Each path starts from nothing: the model is emptied, silently (a
+             * restore sends no mutation), so that the whole output of `paths`
+             * runs as it is. */
+            case LINE_PATH: status = uf_state_restore(d, "{}"); break;
             case LINE_ADVANCED: status = uf_last_status(); break;
             default:
                 fflush(stdout);
