@@ -184,7 +184,8 @@ case_ usage_import_without_format import
 case_ usage_import_unknown_format import yaml xstate/toggle-switch.json
 case_ usage_import_without_file import xstate
 case_ usage_import_two_files import xstate xstate/toggle-switch.json xstate/fetch_retry.json
-case_ usage_import_bad_feature import xstate xstate/traffic_light.json --feature traffic-light
+case_ import_feature_converted import xstate xstate/toggle-switch.json --feature 1st-switch
+case_ import_feature_too_long import xstate xstate/toggle-switch.json --feature "$(printf '%0257d' 0 | tr 0 f)"
 check_ version sh -c '"$1" --version | grep -q "^uniflow [0-9]"' sh "$uniflow"
 
 echo "$((count - failures)) of $count passed"

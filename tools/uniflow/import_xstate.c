@@ -134,15 +134,6 @@ static int is_name_byte(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-int uniflow_import_is_name(const char *name) {
-    if (name == NULL || name[0] == '\0' || (name[0] >= '0' && name[0] <= '9')) return 0;
-    size_t n = 0;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++, n++) {
-        if (!is_name_byte(*c) || n >= NAME_MAX_BYTES) return 0;
-    }
-    return 1;
-}
-
 /* The bytes of the character starting at p: a well-formed UTF-8 sequence counts as
  * one character (jansson has checked the machine's strings; a file name may hold
  * anything, and every other byte counts alone). */
@@ -1031,12 +1022,14 @@ static int read_machine(importer *im) {
 }
 
 /* The feature's name: `feature`, else the machine's id, else the file's base name
- * without ".json", the last two converted. */
+ * without ".json", each converted as every other name is. */
 static int choose_feature_name(importer *im, const char *feature, const char *file_name) {
     char name[NAME_MAX_BYTES + 1];
     if (feature != NULL) {
-        if (!uniflow_import_is_name(feature)) return refuse(im, "%q is not a feature name", feature);
-        im->feature = copy_text(feature);
+        int converted = convert_name(feature, strlen(feature), name);
+        if (converted == NAME_EMPTY) return refuse(im, "--feature: an empty name gives no feature name");
+        if (converted == NAME_TOO_LONG) return refuse(im, "--feature: %q is longer than 256 bytes", feature);
+        im->feature = copy_text(name);
     } else if (json_is_string(json_object_get(im->machine, "id"))) {
         json_t *id = json_object_get(im->machine, "id");
         push_key(im, "id");

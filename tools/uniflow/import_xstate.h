@@ -19,8 +19,8 @@
  * NUL-terminated; any bytes are accepted) into one libuniflow definition object.
  *
  *   feature    the feature's name (`--feature`), or NULL: the machine's `id`, else
- *              the base name of `file_name` without ".json", each converted to a
- *              name. A `feature` that is not a name is refused.
+ *              the base name of `file_name` without ".json"; whichever is used is
+ *              converted to a name as every other name is.
  *   file_name  the file the text came from, or NULL.
  *
  * On success returns UNIFLOW_IMPORT_OK and sets *out_definition to the definition:
@@ -36,9 +36,5 @@
 int uniflow_import_xstate(const char *text, size_t length, const char *feature,
                           const char *file_name, char **out_definition, char **out_error,
                           unsigned long *out_line);
-
-/* 1 if `name` is a libuniflow name ([A-Za-z_][A-Za-z0-9_]*, 1 to 256 bytes), else
- * 0 (NULL included). */
-int uniflow_import_is_name(const char *name);
 
 #endif /* UNIFLOW_IMPORT_XSTATE_H */

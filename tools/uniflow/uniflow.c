@@ -814,10 +814,6 @@ static int command_import(const arguments *args) {
         return usage_error("%s", args->count < 2 ? "import xstate needs a machine file"
                                                   : "import xstate takes one machine file");
     }
-    if (args->feature != NULL && !uniflow_import_is_name(args->feature)) {
-        return usage_error("--feature '%s' is not a feature name ([A-Za-z_][A-Za-z0-9_]*, "
-                           "at most 256 bytes)", args->feature);
-    }
     const char *path = args->operands[1];
     const char *why = NULL;
     char *text = read_file(path, &why);
