@@ -76,6 +76,31 @@ def test_mutations_iterates_until_the_loop_is_left_and_then_unsubscribes() -> No
     assert asyncio.run(main()) == ["On", "Off", "On"]
 
 
+def test_mutations_and_values_start_at_the_call_not_at_the_first_step() -> None:
+    async def main() -> Any:
+        with Dispatcher(timers="host") as d:
+            d.register(COUNTER)
+            d.attach()
+            stream = d.mutations("AnyMutationOf<Counter>")
+            watched = d.values("Counter.payload.n")
+            d.initialize("Counter", "Counting")  # before either is iterated
+            first = await asyncio.wait_for(stream.__anext__(), 5)
+            # A deferred watch keeps only its latest value: 0, not the None before it.
+            values = [await asyncio.wait_for(watched.__anext__(), 5)]
+            await stream.aclose()  # type: ignore[attr-defined]
+            await watched.aclose()  # type: ignore[attr-defined]
+            # Closed: unsubscribed, and iterating ends.
+            d.actualize("Counter", "Counting", {"n": 5})
+            assert d.run_pending() == 0
+            with pytest.raises(StopAsyncIteration):
+                await stream.__anext__()
+            return first.new, values
+
+    new, values = asyncio.run(main())
+    assert new == uniflow.State("Counting", {"n": 0})
+    assert values == [0]
+
+
 def test_wait_for_returns_the_first_matching_mutation_after_the_call() -> None:
     async def main() -> uniflow.Mutation:
         with Dispatcher(timers="host") as d:
@@ -128,12 +153,15 @@ def test_the_async_helpers_need_an_attached_dispatcher() -> None:
                 await d.wait_for("TransitionInto<Lamp.On>")
             assert str(info.value) == ("wait_for() needs a dispatcher attached to an event loop: "
                                        "call d.attach() first")
-            with pytest.raises(uniflow.Misuse):
-                async for _ in d.mutations():
-                    pass
-            with pytest.raises(uniflow.Misuse):
-                async for _ in d.values("Lamp"):
-                    pass
+            # At the call, not at the first step of an `async for`.
+            with pytest.raises(uniflow.Misuse) as info:
+                d.mutations()
+            assert str(info.value) == ("mutations() needs a dispatcher attached to an event loop: "
+                                       "call d.attach() first")
+            with pytest.raises(uniflow.Misuse) as info:
+                d.values("Lamp")
+            assert str(info.value) == ("values() needs a dispatcher attached to an event loop: "
+                                       "call d.attach() first")
 
     asyncio.run(main())
 

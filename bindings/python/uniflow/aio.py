@@ -9,7 +9,7 @@ Made with ``timers="host"``, an attached dispatcher never starts a thread of its
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Optional
 
 from .errors import Misuse
 from .mutation import Mutation
@@ -53,30 +53,49 @@ def _require(d: "Dispatcher", what: str) -> asyncio.AbstractEventLoop:
     return loop
 
 
-async def mutations(d: "Dispatcher", when: Optional[str] = None) -> AsyncIterator[Mutation]:
-    """Every mutation matched by ``when`` from now on, delivered on the loop; leaving
-    the ``async for`` unsubscribes."""
+class _Deliveries:
+    """What a deferred subscription or watch delivers, as an async iterator. It
+    subscribes when it is made, so that nothing done between the call and the first
+    ``async for`` step is missed, and unsubscribes when the iteration ends,
+    ``aclose()`` is awaited, or it is collected (leaving an ``async for`` drops it)."""
+
+    def __init__(self, subscribe: Callable[[Callable[[Any], Any]], Any]) -> None:
+        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        self._subscription: Any = None
+        self._subscription = subscribe(self._queue.put_nowait)
+
+    def __aiter__(self) -> "_Deliveries":
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._subscription is None:
+            raise StopAsyncIteration
+        return await self._queue.get()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            subscription.cancel()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def mutations(d: "Dispatcher", when: Optional[str] = None) -> AsyncIterator[Mutation]:
+    """Every mutation matched by ``when`` from the call on, delivered on the loop;
+    leaving the ``async for`` unsubscribes."""
     _require(d, "mutations()")
-    queue: "asyncio.Queue[Mutation]" = asyncio.Queue()
-    subscription = d.subscribe(queue.put_nowait, when, deferred=True)
-    try:
-        while True:
-            yield await queue.get()
-    finally:
-        subscription.cancel()
+    return _Deliveries(lambda put: d.subscribe(put, when, deferred=True))
 
 
-async def values(d: "Dispatcher", select: Any) -> AsyncIterator[Any]:
-    """A watch's values (its current one first), delivered on the loop; leaving the
-    ``async for`` ends the watch."""
+def values(d: "Dispatcher", select: Any) -> AsyncIterator[Any]:
+    """A watch's values (its value at the call first), delivered on the loop; leaving
+    the ``async for`` ends the watch."""
     _require(d, "values()")
-    queue: "asyncio.Queue[Any]" = asyncio.Queue()
-    watch = d.watch(select, queue.put_nowait, deferred=True)
-    try:
-        while True:
-            yield await queue.get()
-    finally:
-        watch.cancel()
+    return _Deliveries(lambda put: d.watch(select, put, deferred=True))
 
 
 async def wait_for(d: "Dispatcher", when: Optional[str] = None, timeout: Optional[float] = None) -> Mutation:
