@@ -331,6 +331,10 @@ static void numbers_beyond_their_range_are_refused(void) {
     CHECK_ERROR(uf_dispatcher_new(&nd, "{\"max_cascade\":2.5}"), UF_EINVAL, "option 'max_cascade' must be an integer >= 1, got 2.5");
     CHECK_STATUS(uf_dispatcher_new(&nd, "{\"max_cascade\":9223372036854775807}"), UF_OK);
     uf_dispatcher_free(nd);
+    /* An integer however it is written, as payloads take one. */
+    CHECK_STATUS(uf_dispatcher_new(&nd, "{\"max_cascade\":5.0,\"deferred_limit\":1e3}"), UF_OK);
+    uf_dispatcher_free(nd);
+    CHECK_ERROR(uf_dispatcher_new(&nd, "{\"deferred_limit\":0.0}"), UF_EINVAL, "option 'deferred_limit' must be an integer >= 1, got 0.0");
     uf_dispatcher_free(d);
 }
 

@@ -23,6 +23,16 @@ struct DispatcherOptions: Sendable, Equatable {
 
     init() {}
 
+    /// An integer however it is spelled (`5`, `5.0`, `5e0`), as payloads take one.
+    private static func integer(_ value: JSONValue) -> Int64? {
+        switch value {
+        case .int(let n): return n
+        case .double(let d) where d.rounded(.towardZero) == d && d.magnitude <= Double(FieldType.maxIntegerMagnitude):
+            return Int64(d)
+        default: return nil
+        }
+    }
+
     /// Reads the options object; anything unknown or ill-typed is `UF_EINVAL`
     /// (a bad option is a bad argument, not a bad document).
     init(json: JSONValue) throws(UniFlowError) {
@@ -37,7 +47,7 @@ struct DispatcherOptions: Sendable, Equatable {
                 }
                 self.reporting = reporting
             case "max_cascade":
-                guard case .int(let n) = value, n >= 1 else {
+                guard let n = DispatcherOptions.integer(value), n >= 1 else {
                     throw UniFlowError(.invalidArgument, "option 'max_cascade' must be an integer >= 1, got \(value.jsonText)")
                 }
                 maxCascade = Int(n)
@@ -67,7 +77,7 @@ struct DispatcherOptions: Sendable, Equatable {
                 }
                 self.clock = clock
             case "deferred_limit":
-                guard case .int(let n) = value, n >= 1 else {
+                guard let n = DispatcherOptions.integer(value), n >= 1 else {
                     throw UniFlowError(.invalidArgument, "option 'deferred_limit' must be an integer >= 1, got \(value.jsonText)")
                 }
                 deferredLimit = Int(n)
