@@ -94,6 +94,11 @@ static void bad_keys_are_refused_before_anything_happens(void) {
         {"a<", "'a<' contains '<'"},
         {"a>", "'a>' contains '>'"},
         {"a,", "'a,' contains ','"},
+        /* Beyond ASCII: a C1 control (NEL, shown escaped), Unicode's blanks. */
+        {"a\xc2\x85" "z", "'a\\u0085z' contains a control character"},
+        {"a\xc2\xa0" "z", "'a\xc2\xa0" "z' contains a blank"},
+        {"a\xe3\x80\x80" "z", "'a\xe3\x80\x80" "z' contains a blank"},
+        {"a\xe2\x80\xa8" "z", "'a\xe2\x80\xa8" "z' contains a blank"},
     };
     char expected[512], json[512];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -114,6 +119,9 @@ static void bad_keys_are_refused_before_anything_happens(void) {
     a.key = long_key;
     CHECK_ERROR(uf_dispatch(d, &a), UF_EINVAL, "uf_action.key: a key is at most 256 bytes, got 257");
     long_key[256] = '\0'; /* 256 bytes: allowed */
+    CHECK_STATUS(uf_dispatch(d, &a), UF_OK);
+    /* Letters beyond ASCII are fine (a, e acute, CJK, an emoji). */
+    a.key = "caf\xc3\xa9_\xe6\x96\x87\xf0\x9f\x93\x84";
     CHECK_STATUS(uf_dispatch(d, &a), UF_OK);
 
     a.key = NULL;

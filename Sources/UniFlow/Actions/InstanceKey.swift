@@ -1,5 +1,6 @@
 /// The rules for an instance's key (`docs/instances.md`): 1 to 256 bytes of UTF-8
-/// without control characters, blanks, `.`, `[`, `]`, `<`, `>` or `,`, so that
+/// without control characters (C0 and C1), blanks (any Unicode space or line
+/// separator), `.`, `[`, `]`, `<`, `>` or `,`, so that
 /// `model.F.<key>` reaches an instance in a JsonLogic `var` path and `F[key]`
 /// reads unambiguously in a filter.
 enum InstanceKey {
@@ -23,6 +24,19 @@ enum InstanceKey {
                 return "'\(quoted(bytes))' contains \(what)"
             default:
                 continue
+            }
+        }
+        if bytes.contains(where: { $0 >= 0x80 }) {
+            // Beyond ASCII: the C1 controls (U+0080-U+009F) and Unicode's blanks
+            // (no-break and ideographic spaces, line and paragraph separators).
+            for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars where scalar.value >= 0x80 {
+                if scalar.value <= 0x9F { return "'\(quoted(bytes))' contains a control character" }
+                switch scalar.properties.generalCategory {
+                case .spaceSeparator, .lineSeparator, .paragraphSeparator:
+                    return "'\(quoted(bytes))' contains a blank"
+                default:
+                    continue
+                }
             }
         }
         return nil
@@ -70,7 +84,7 @@ enum InstanceKey {
     private static func quoted(_ bytes: UnsafeRawBufferPointer) -> String {
         var out = ""
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             } else {
