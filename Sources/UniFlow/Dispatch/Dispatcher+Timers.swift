@@ -172,9 +172,9 @@ extension Dispatcher {
         }
     }
 
-    /// Arms the timer of a state with one (`specs`) from now, at a place with
-    /// timers parked (`parked`, the first): that one again, in place, if it is
-    /// the same state's; new ones otherwise.
+    /// Arms a state's timers (`specs`) from now at a place with timers parked
+    /// (`parked`, the first): the parked one again, in place, when it is this
+    /// state's only timer; new ones otherwise (the parked ones are freed).
     @inline(never)
     private func rearmParked(_ parked: Int32, _ specs: Range<Int>, of state: Int32, at place: Place) {
         let record = time.store.records.pointer(Int(parked))
