@@ -161,6 +161,20 @@ static void an_interceptor_sees_each_action_before_it_applies(void) {
     check_list_clear(&it.seen);
 }
 
+/* What a timer submits shows the timer, as a mutation's "action" does. */
+static void a_timers_action_names_its_timer(void) {
+    interception it = {0};
+    uf_dispatcher *d = check_dispatcher("{\"clock\": \"manual\"}", definitions);
+    CHECK_STATUS(uf_intercept(d, "Lamp", intercept, &it, NULL, NULL), UF_OK);
+    CHECK_STATUS(uf_submit_after(d, "{\"kind\":\"initialize\",\"feature\":\"Lamp\",\"into\":\"On\"}", 10, "t1", 0),
+                 UF_OK);
+    CHECK_STATUS(uf_clock_advance(d, 10), UF_OK);
+    CHECK_LIST(&it.seen, "1 Lamp[] On {\"kind\":\"initialize\",\"feature\":\"Lamp\",\"into\":\"On\",\"timer\":\"t1\"}");
+    CHECK_STATE(d, "{\"Lamp\":{\"state\":\"On\",\"payload\":{}}}");
+    uf_dispatcher_free(d);
+    check_list_clear(&it.seen);
+}
+
 static void vetoes_and_failures(void) {
     interception it = {0};
     uf_dispatcher *d = check_dispatcher(NULL, definitions);
@@ -222,6 +236,7 @@ int main(void) {
     deferred_values_wait_for_the_loop_and_coalesce();
     bad_watches_are_refused();
     an_interceptor_sees_each_action_before_it_applies();
+    a_timers_action_names_its_timer();
     vetoes_and_failures();
     bad_interceptors_are_refused_and_payload_free_runs_once();
     return check_summary();
