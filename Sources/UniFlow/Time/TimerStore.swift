@@ -54,8 +54,9 @@ struct TimerHeapEntry {
 /// skipped or compacted away, so arming and disarming are O(log n) and never
 /// search. A state timer whose place left its state is parked instead: its
 /// record and heap entry stay, and the place's return re-arms it in O(1) (the
-/// entry, now early, is moved when it comes up). Flat and trivially copyable, like `HotStorage`: arming a state timer
-/// on the hot path allocates nothing once the tables have grown.
+/// entry, now early, is moved when it comes up). Flat and trivially copyable,
+/// like `HotStorage`: arming a state timer on the hot path allocates nothing
+/// once the tables have grown.
 struct TimerStore {
     var records = UnsafeVector<TimerRecord>()
     private var heap = UnsafeVector<TimerHeapEntry>()

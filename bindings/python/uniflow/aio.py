@@ -61,6 +61,7 @@ class _Deliveries:
 
     def __init__(self, subscribe: Callable[[Callable[[Any], Any]], Any]) -> None:
         self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        # Set first: if subscribing raises, __del__ still finds the attribute.
         self._subscription: Any = None
         self._subscription = subscribe(self._queue.put_nowait)
 
