@@ -29,6 +29,13 @@ static void free_json_text(char *text) {
     free_fn(text);
 }
 
+/* Parses JSON text the core wrote. It is valid JSON, but strings in payloads may
+ * hold "\u0000", which jansson refuses without JSON_ALLOW_NUL: with it, the only
+ * failure left is memory. */
+static json_t *load_core_json(const char *text) {
+    return json_loads(text, JSON_ALLOW_NUL, NULL);
+}
+
 int uf_json_register(uf_dispatcher *d, json_t *definitions) {
     char *text;
     int status = dump_json(definitions, &text);
@@ -51,7 +58,7 @@ json_t *uf_json_state(uf_dispatcher *d) {
     char *text = NULL;
     json_t *state;
     if (uf_state_get(d, &text) != UF_OK) return NULL;
-    state = json_loads(text, 0, NULL);
+    state = load_core_json(text);
     uf_free(text);
     return state;
 }
@@ -67,7 +74,7 @@ typedef struct json_subscription {
 
 static int json_subscription_call(const uf_mutation *m, void *payload) {
     json_subscription *sub = payload;
-    json_t *mutation = json_loads(uf_mutation_json(m), 0, NULL);
+    json_t *mutation = load_core_json(uf_mutation_json(m));
     int result;
     if (mutation == NULL) return UF_KEEP; /* out of memory: this notification is skipped */
     result = sub->fn(mutation, sub->payload);
@@ -192,7 +199,7 @@ int uf_json_instance(uf_dispatcher *d, const char *feature, const char *key, jso
     *out = NULL;
     status = uf_instance_get(d, feature, key, &text);
     if (status != UF_OK || text == NULL) return status;
-    *out = json_loads(text, 0, NULL);
+    *out = load_core_json(text);
     uf_free(text);
     return *out != NULL ? UF_OK : UF_ENOMEM;
 }

@@ -578,6 +578,38 @@ static void test_instances(void) {
     uf_dispatcher_free(d);
 }
 
+/* ---- Strings holding "\u0000": the core keeps them, and so does the wrapper ---- */
+
+static void test_nul(void) {
+    uf_dispatcher *d = new_dispatcher();
+    seen all = {0};
+    CHECK_STATUS(uf_register(d, "{\"feature\":\"Note\",\"instances\":\"keyed\","
+                                "\"states\":{\"Kept\":{\"fields\":{\"text\":\"string\"}}}}"), UF_OK);
+    CHECK_STATUS(uf_json_subscribe(d, NULL, record_mutation, &all, NULL, NULL), UF_OK);
+
+    /* When a payload string holds a NUL, then the subscriber still gets the
+     * mutation, and the model and the instance read back with the string whole. */
+    CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Note\",\"key\":\"n\","
+                              "\"into\":\"Kept\",\"payload\":{\"text\":\"a\\u0000b\"}}"), UF_OK);
+    CHECK(all.calls == 1);
+    CHECK(strcmp(all.kinds, "initialization:Note:Kept") == 0);
+    if (all.kept != NULL) {
+        json_t *text = json_object_get(json_object_get(json_object_get(all.kept, "new"), "payload"), "text");
+        CHECK(json_string_length(text) == 3 && memcmp(json_string_value(text), "a\0b", 3) == 0);
+        json_decref(all.kept);
+    }
+    json_t *instance = NULL;
+    CHECK_STATUS(uf_json_instance(d, "Note", "n", &instance), UF_OK);
+    json_t *want = json_loads("{\"state\":\"Kept\",\"payload\":{\"text\":\"a\\u0000b\"}}", JSON_ALLOW_NUL, NULL);
+    CHECK(instance != NULL && want != NULL && json_equal(instance, want));
+    json_decref(instance);
+    json_t *state = uf_json_state(d);
+    CHECK(state != NULL && json_equal(json_object_get(json_object_get(state, "Note"), "n"), want));
+    json_decref(state);
+    json_decref(want);
+    uf_dispatcher_free(d);
+}
+
 /* ---- Allocation: every text the wrapper serializes is freed, with jansson's free */
 
 static void test_allocator(void) {
@@ -625,6 +657,7 @@ static const struct {
     {"initialize", test_initialize},   {"actualize", test_actualize},
     {"transition", test_transition},   {"deinitialize", test_deinitialize},
     {"allocator", test_allocator},     {"instances", test_instances},
+    {"nul", test_nul},
 };
 
 int main(int argc, char **argv) {
