@@ -138,20 +138,34 @@ static void deep_nesting_is_refused_without_crashing(void) {
                  UF_ESCHEMA);
     CHECK(become_status == UF_EJSON || become_status == UF_ESCHEMA);
 
-    /* Exactly at the limit: the action is level 1, its payload 2, so 254 arrays
-     * reach level 256 and pass; 255 arrays are one too many. */
-    char *at_limit = nest("{\"data\":", "[", "]", 254, "}");
-    char *past_limit = nest("{\"data\":", "[", "]", 255, "}");
+    /* The input's limit: the action is level 1, its payload 2, so 255 arrays
+     * reach level 257. A field's value may nest 251 levels (a snapshot writes it
+     * five levels further down), so 252 arrays are refused too, naming the field. */
+    char *past_input_limit = nest("{\"data\":", "[", "]", 255, "}");
+    char *past_value_limit = nest("{\"data\":", "[", "]", 252, "}");
+    char *at_limit = nest("{\"data\":", "[", "]", 251, "}");
+    CHECK_ERROR(hold(d, past_input_limit), UF_ESCHEMA, "input is nested deeper than 256 levels");
+    CHECK_ERROR(hold(d, past_value_limit), UF_ESCHEMA, "Store.Holding.data: the value is nested deeper than 251 levels");
     CHECK_STATUS(hold(d, at_limit), UF_OK);
-    CHECK_ERROR(hold(d, past_limit), UF_ESCHEMA, "input is nested deeper than 256 levels");
     char *feature = NULL;
     CHECK_STATUS(uf_feature_get(d, "Store", &feature), UF_OK);
-    char *expected = nest("{\"state\":\"Holding\",\"payload\":{\"data\":", "[", "]", 254, "}}");
+    char *expected = nest("{\"state\":\"Holding\",\"payload\":{\"data\":", "[", "]", 251, "}}");
     CHECK_STR(feature, expected);
     uf_free(feature);
     free(expected);
+    /* What the model holds at the limit, its snapshot restores. */
+    char *snapshot = NULL, *again = NULL;
+    CHECK_STATUS(uf_snapshot_get(d, &snapshot), UF_OK);
+    uf_dispatcher *copy = check_dispatcher(NULL, definitions);
+    CHECK_STATUS(uf_snapshot_restore(copy, snapshot), UF_OK);
+    CHECK_STATUS(uf_snapshot_get(copy, &again), UF_OK);
+    CHECK_STR(again, snapshot);
+    uf_free(snapshot);
+    uf_free(again);
+    uf_dispatcher_free(copy);
     free(at_limit);
-    free(past_limit);
+    free(past_value_limit);
+    free(past_input_limit);
 
     /* A deep definition: the path is not reached, the depth is. */
     char *deep_definition = nest("{\"feature\":\"Deep\",\"states\":{\"A\":{\"description\":", "[", "]", 300, "}}}");
@@ -278,8 +292,8 @@ static void invalid_utf8_is_not_json(void) {
     /* A NUL escaped inside a string is data, not the end of the text. */
     CHECK_STATUS(hold(d, "{\"text\":\"a\\u0000b\"}"), UF_OK);
     CHECK_FEATURE(d, "Store", "{\"state\":\"Holding\",\"payload\":{\"text\":\"a\\u0000b\"}}");
-    /* ...but not in a key (jansson refuses those). */
-    CHECK_ERROR(hold(d, "{\"text\\u0000junk\":\"x\"}"), UF_EJSON,
+    /* ...but not in a key: valid JSON, but no name, field or key can hold it. */
+    CHECK_ERROR(hold(d, "{\"text\\u0000junk\":\"x\"}"), UF_ESCHEMA,
                 "line 1, column 95: NUL byte in object key not supported near '\"text\\u0000junk\"'");
     uf_dispatcher_free(d);
 }

@@ -75,9 +75,9 @@ extension DecodedAction where Source: ActionJSON {
         }
 
         var action = DecodedAction(kind: kind, feature: try requiredText(values, .feature), depth: depth)
-        action.scope = try optionalText(values, .scope)
-        action.context = try optionalText(values, .context)
-        action.id = try optionalText(values, .id)
+        action.scope = try optionalLabel(values, .scope)
+        action.context = try optionalLabel(values, .context)
+        action.id = try optionalLabel(values, .id)
         if let key = try optionalText(values, .key) {
             if let reason = try key.withBytes({ (bytes) throws(UniFlowError) in InstanceKey.refusal(bytes) }) {
                 throw UniFlowError(.schema, "action.key: \(reason)")
@@ -210,6 +210,17 @@ extension DecodedAction where Source: ActionJSON {
     private static func optionalText(_ values: KeyedValues, _ key: ActionKey) throws(UniFlowError) -> Source.Text? {
         guard let value = values[key] else { return nil }
         guard let text = value.text else { throw expected("string", got: value, key: key) }
+        return text
+    }
+
+    /// `scope`, `context` and `id` come back to hosts as C strings (in mutations,
+    /// reports, `uf_context_*`), which end at the first NUL: one inside would echo
+    /// a shorter text than was given, and two ids could no longer be told apart.
+    private static func optionalLabel(_ values: KeyedValues, _ key: ActionKey) throws(UniFlowError) -> Source.Text? {
+        guard let text = try optionalText(values, key) else { return nil }
+        if try text.withBytes({ $0.contains(0) }) {
+            throw UniFlowError(.schema, "action.\(key.name): contains \\u0000, which C text cannot hold")
+        }
         return text
     }
 

@@ -25,6 +25,14 @@ extension FieldType {
         }
     }
 
+    /// How deep a field's value may nest (the value itself is level 1). A snapshot
+    /// writes a keyed instance's values at level 6 (snapshot, model, feature, key,
+    /// payload), and the library reads at most 256 levels back: a deeper value
+    /// would make a model that cannot be restored, and one growing by a level per
+    /// action (a binding that nests the model's value into itself) would in the end
+    /// overflow the stack of whatever walks it.
+    static let maxValueDepth = JSONParser.maxDepth - 5
+
     /// Integers beyond 2^53 cannot round-trip through a double, which is what most
     /// hosts (JavaScript, jansson's reals, Python's float) turn a JSON number into.
     static let maxIntegerMagnitude: UInt64 = 1 << 53
@@ -39,6 +47,19 @@ extension FieldType {
 }
 
 extension JSONValue {
+    /// Whether the value has more than `limit` levels (a scalar has none, `[]` one).
+    /// Walks at most `limit + 1` levels deep, however deep the value is.
+    func nests(deeperThan limit: Int) -> Bool {
+        switch self {
+        case .array(let items):
+            return limit < 1 || items.contains { $0.nests(deeperThan: limit - 1) }
+        case .object(let object):
+            return limit < 1 || object.entries.contains { $0.value.nests(deeperThan: limit - 1) }
+        default:
+            return false
+        }
+    }
+
     /// The value's JSON type for messages: unlike `kindName`, every number is a
     /// `number`, since JSON itself does not tell integers apart.
     var jsonTypeName: String {
@@ -90,6 +111,10 @@ extension StateDefinition {
                 found += 1
                 guard failure == nil else { continue }
                 if let storedValue = fields[i].type.storedValue(for: value) {
+                    if storedValue.nests(deeperThan: FieldType.maxValueDepth) {
+                        failure = UniFlowError(.schema, "\(feature()).\(name).\(fields[i].name): the value is nested deeper than \(FieldType.maxValueDepth) levels")
+                        continue
+                    }
                     stored.append((fields[i].name, storedValue))
                 } else {
                     failure = mismatch(fields[i], value, feature: feature())

@@ -471,12 +471,17 @@ extension Dispatcher {
         }
     }
 
+    /// How deep a timer's action may nest: a snapshot writes it at level 4
+    /// (snapshot, timers, timer, action), and must stay within the 256 levels
+    /// `uf_snapshot_restore` reads.
+    static let maxTimerActionDepth = JSONParser.maxDepth - 3
+
     /// `uf_submit_after`: checks the action now, as `uf_submit` would up to its
     /// payload, then arms it (kept as its JSON text).
     func armAPITimer(json text: UnsafePointer<CChar>, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
         // A payload_free run by uf_dispatcher_free must not arm what nobody would fire.
         try refuseWhileClosing("uf_submit_after")
-        try JSONParser.withTree(text) { (root) throws(UniFlowError) in
+        try JSONParser.withTree(text, levels: Dispatcher.maxTimerActionDepth) { (root) throws(UniFlowError) in
             _ = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
         }
         try armAPITimer(action: String(cString: text), delay: delay, id: id, keep: keep)

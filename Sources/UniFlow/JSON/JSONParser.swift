@@ -3,7 +3,8 @@ import Glibc
 
 /// Parses JSON text strictly with jansson: duplicate keys, integers outside 64 bits
 /// and numbers outside the finite doubles are refused (`UF_EJSON`, with line and
-/// column); input nested deeper than `maxDepth` is `UF_ESCHEMA`.
+/// column); input nested deeper than `maxDepth`, and object keys that hold
+/// `\u0000`, are `UF_ESCHEMA`.
 enum JSONParser {
     /// The outermost object or array is level 1.
     static let maxDepth = 256
@@ -31,11 +32,13 @@ enum JSONParser {
     /// tree is freed when `body` returns. The same checks as `parse`, the depth
     /// limit included (over the whole tree, before `body` runs), but nothing is
     /// converted: `body` reads what it needs straight from the tree.
-    static func withTree<R>(_ text: UnsafePointer<CChar>,
+    /// `levels` is the depth allowed, for text that is kept and written again
+    /// further down in a larger document.
+    static func withTree<R>(_ text: UnsafePointer<CChar>, levels: Int = maxDepth,
                             _ body: (UnsafeMutablePointer<json_t>) throws(UniFlowError) -> R) throws(UniFlowError) -> R {
         let root = try load(UnsafeRawPointer(text), length: strlen(text))
         defer { json_decref(root) }
-        try checkDepth(root, depth: 1)
+        try checkDepth(root, depth: 1, limit: levels)
         return try body(root)
     }
 
@@ -66,6 +69,9 @@ enum JSONParser {
             // jansson stops at its own depth limit (2048): such input is too deep, as
             // one of 257 levels is, not malformed.
             if json_error_code(&error) == json_error_stack_overflow { throw tooDeep() }
+            // Valid JSON, but jansson's objects (and so every name, field and key
+            // here) are keyed by C strings: the text is of a kind nothing can hold.
+            if json_error_code(&error) == json_error_null_byte_in_key { throw UniFlowError(.schema, message(of: error)) }
             throw UniFlowError(.invalidJSON, message(of: error))
         }
         return root
@@ -73,20 +79,20 @@ enum JSONParser {
 
     /// Throws what `convert` would for a container nested too deep, without
     /// converting anything. Recursion is bounded by jansson's own depth limit.
-    private static func checkDepth(_ value: UnsafeMutablePointer<json_t>, depth: Int) throws(UniFlowError) {
+    private static func checkDepth(_ value: UnsafeMutablePointer<json_t>, depth: Int, limit: Int) throws(UniFlowError) {
         switch value.pointee.type {
         case JSON_ARRAY:
-            guard depth <= maxDepth else { throw tooDeep() }
+            guard depth <= limit else { throw tooDeep(limit) }
             for i in 0..<json_array_size(value) {
                 let item = json_array_get(value, i)!
-                if isContainer(item) { try checkDepth(item, depth: depth + 1) }
+                if isContainer(item) { try checkDepth(item, depth: depth + 1, limit: limit) }
             }
         case JSON_OBJECT:
-            guard depth <= maxDepth else { throw tooDeep() }
+            guard depth <= limit else { throw tooDeep(limit) }
             var iter = json_object_iter(value)
             while let it = iter {
                 let item = json_object_iter_value(it)!
-                if isContainer(item) { try checkDepth(item, depth: depth + 1) }
+                if isContainer(item) { try checkDepth(item, depth: depth + 1, limit: limit) }
                 iter = json_object_iter_next(value, it)
             }
         default:
@@ -144,7 +150,7 @@ enum JSONParser {
         }
     }
 
-    private static func tooDeep() -> UniFlowError {
-        UniFlowError(.schema, "input is nested deeper than \(maxDepth) levels")
+    private static func tooDeep(_ limit: Int = maxDepth) -> UniFlowError {
+        UniFlowError(.schema, "input is nested deeper than \(limit) levels")
     }
 }
