@@ -19,7 +19,10 @@
  *     they stay valid.
  *   - Every text argument is NUL-terminated UTF-8. JSON text is parsed strictly:
  *     duplicate keys, integers outside 64 bits and numbers outside the finite
- *     doubles are UF_EJSON; input nested deeper than 256 levels is UF_ESCHEMA.
+ *     doubles are UF_EJSON; input nested deeper than 256 levels, and an object
+ *     key holding \u0000, are UF_ESCHEMA. So that every model and snapshot the
+ *     library writes reads back, a field's value nests at most 251 levels and a
+ *     timer's action 253 (UF_ESCHEMA; docs/definitions.md).
  *   - Callbacks take their user `payload` last. A `payload_free` (may be NULL) is
  *     called exactly once, when the library no longer needs `payload`.
  *   - NULL where a value is required (a dispatcher, a text, a callback, an out
@@ -357,11 +360,13 @@ typedef int (*uf_subscriber_fn)(const uf_mutation *m, void *payload);
  * yet), e.g. TransitionInto<Download[a_pdf].Completed>; F alone matches all of them.
  * A filter that does not parse (the empty string included: only NULL means
  * AnyMutation), a TransitionBetween across two features or two keys, or [key] on
- * a single feature is UF_ESCHEMA; an unknown feature or state is UF_ENOTFOUND. *out_id (out_id may be NULL) receives an id that is never 0 and
- * never reused. payload_free runs exactly once: when the subscription ends, when
- * the dispatcher is freed, or at once if uf_subscribe fails; never while fn runs.
- * A subscription added during a notification is first called for the next
- * mutation; one removed is not called again. */
+ * a single feature is UF_ESCHEMA; an unknown feature or state is UF_ENOTFOUND.
+ * *out_id (out_id may be NULL) receives an id that is never 0 and never reused.
+ * payload_free runs exactly once: when the subscription ends, when the dispatcher
+ * is freed, or at once if uf_subscribe fails; never while fn runs.
+ * A subscription added during a notification (by the mutation's bindings, their
+ * handlers and reports included) is first called for the next mutation; one
+ * removed is not called again. */
 int uf_subscribe(uf_dispatcher *d, const char *when, uf_subscriber_fn fn, void *payload,
                  void (*payload_free)(void *), uint64_t *out_id);
 
@@ -545,7 +550,8 @@ int uf_snapshot_restore(uf_dispatcher *d, const char *snapshot_json);
  * dispatcher's clock from now (from the firing timer's deadline inside a timer's
  * cascade: chains do not drift). The action is checked at once up to the payload
  * given in its JSON, as uf_submit checks it (those errors are returned and nothing
- * is armed); its precondition is checked when it falls due. timer_id (NULL:
+ * is armed), and it may nest at most 253 levels (a snapshot writes it three levels
+ * down; UF_ESCHEMA); its precondition is checked when it falls due. timer_id (NULL:
  * anonymous, cannot be cancelled) is 1 to 256 bytes and must not contain ".after["
  * (UF_EINVAL): a state timer's ids look like that. A delay of 0 is due at once but
  * never fires inside the call that arms it; a delay over 2^53 ms (as for a state

@@ -182,3 +182,59 @@ import Testing
         #expect(h.feature("Toggle") == #"{"state":"Off","payload":{}}"#)
     }
 }
+
+// A subscription added while a mutation is announced waits for the next one,
+// also when the mutation's bindings (a handler, a report) add it.
+
+/// The seqs a subscriber saw; the test keeps it alive while C may call.
+private final class Seqs {
+    var seen: [UInt64] = []
+
+    /// Subscribes to every mutation of `d`, appending seqs here.
+    @discardableResult
+    func subscribe(to d: OpaquePointer?) -> Int32 {
+        uf_subscribe(d, nil, { m, payload in
+            Unmanaged<Seqs>.fromOpaque(payload!).takeUnretainedValue().seen.append(uf_mutation_seq(m))
+            return UF_KEEP
+        }, Unmanaged.passUnretained(self).toOpaque(), nil, nil)
+    }
+}
+
+@Suite struct SubscribedDuringAnnouncementTests {
+    @Test func givenAHandlerOfABindingSubscribes_whenTheMutationIsAnnounced_thenTheNewSubscriberWaitsForTheNext() {
+        let h = Harness()
+        let seqs = Seqs()
+        registerHandler(h, "subscribe") { call in seqs.subscribe(to: uf_binding_call_dispatcher(call)) }
+        #expect(uf_register(h.d, #"""
+        {"feature":"A","states":{"S":{},"T":{}},
+         "bindings":[{"when":"InitializationInto<A.S>","then":{"call":"subscribe"}}]}
+        """#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"A","into":"S"}"#) == UF_OK)
+        #expect(seqs.seen == [])
+        #expect(h.submit(#"{"kind":"transition","feature":"A","into":"T"}"#) == UF_OK)
+        #expect(seqs.seen == [2])
+    }
+
+    @Test func givenTheReporterSubscribesOnABindingsReport_whenTheMutationIsAnnounced_thenTheNewSubscriberWaitsForTheNext() {
+        let h = Harness(#"""
+        {"feature":"A","states":{"S":{},"T":{}},
+         "bindings":[{"when":"InitializationInto<A.S>","then":{"submit":[]}}]}
+        """#)
+        let seqs = Seqs()
+        var subscribed = false
+        let d = h.d
+        let box = Box<(String) -> Void>({ text in
+            guard !subscribed, text.contains("binding_processed") else { return }
+            subscribed = true
+            seqs.subscribe(to: d)
+        }, freed: FreeCounter())
+        uf_set_reporter(h.d, { text, payload in
+            Unmanaged<Box<(String) -> Void>>.fromOpaque(payload!).takeUnretainedValue().value(String(cString: text!))
+        }, Unmanaged.passRetained(box).toOpaque(), releaseBox)
+        #expect(h.submit(#"{"kind":"initialize","feature":"A","into":"S"}"#) == UF_OK)
+        #expect(subscribed)
+        #expect(seqs.seen == [])
+        #expect(h.submit(#"{"kind":"transition","feature":"A","into":"T"}"#) == UF_OK)
+        #expect(seqs.seen == [2])
+    }
+}

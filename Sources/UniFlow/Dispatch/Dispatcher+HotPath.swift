@@ -166,7 +166,7 @@ extension Dispatcher {
             stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, field: timers)
         }
         scratch.delivery.hotAction = action
-        deliver(&record, instanceList: instanceList)
+        deliver(&record, instanceList: instanceList, subscribedBefore: registrations.nextID)
         scratch.delivery.resetHot()
         return Status.ok.rawValue
     }

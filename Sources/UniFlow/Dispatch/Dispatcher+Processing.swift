@@ -254,8 +254,9 @@ extension Dispatcher {
         }
         scratch.delivery.action = mutation.action
         let kindBit = MutationKind.bit(record.kind)
+        let subscribedBefore = registrations.nextID
         if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record) }
-        deliver(&record, instanceList: mutation.instanceList)
+        deliver(&record, instanceList: mutation.instanceList, subscribedBefore: subscribedBefore)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         scratch.delivery.reset()
     }

@@ -202,17 +202,17 @@ extension Dispatcher {
     /// Delivers a mutation to the subscribers whose filter matches, in
     /// subscription order: the feature's list, the instance's list and the
     /// `AnyMutation` list are merged by id. Lists are re-read on every step because
-    /// a callback may subscribe (which can move them); subscriptions added during
-    /// the delivery have ids at or above `limit` and wait for the next mutation,
-    /// so a list empty when the delivery starts can be left out.
+    /// a callback may subscribe (which can move them); subscriptions added since
+    /// the mutation's announcement began (`limit`, the next id then: its bindings
+    /// and their reports may subscribe too) wait for the next mutation, so a list
+    /// empty when the delivery starts can be left out.
     @inline(__always)
-    func deliver(_ record: inout MutationRecord, instanceList: Int32 = -1) {
+    func deliver(_ record: inout MutationRecord, instanceList: Int32 = -1, subscribedBefore limit: UInt64) {
         let f = Int(record.feature)
         let ownAtStart = hot.features[f].subscribers.count
         let anyAtStart = hot.anySubscribers.count
         let keyedAtStart = instanceList >= 0 ? hot.keyedLists[Int(instanceList)].count : 0
         if ownAtStart == 0 && anyAtStart == 0 && keyedAtStart == 0 { return }
-        let limit = registrations.nextID
         registrations.notifyingDepth += 1
         withUnsafeMutablePointer(to: &record) { recordPointer in
             if anyAtStart == 0 && keyedAtStart == 0 {
