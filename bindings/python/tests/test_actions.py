@@ -270,6 +270,21 @@ def test_batch_is_all_or_nothing(d: uniflow.Dispatcher, recorder: Recorder) -> N
     assert d.batch("[]") is uniflow.OK
 
 
+def test_action_text_in_a_list_that_is_not_json_raises_invalid_json(d: uniflow.Dispatcher) -> None:
+    # A batch or a trigger's submit list names the element, as the library's batch[i] does.
+    with pytest.raises(uniflow.InvalidJSON) as info:
+        d.batch([{"kind": "initialize", "feature": "Toggle", "into": "On"}, '{"kind": '])
+    assert info.value.code == uniflow.Status.EJSON
+    assert info.value.message == "batch[1]: line 1, column 10: Expecting value"
+    with pytest.raises(uniflow.InvalidJSON, match=r"^submit\[0\]: line 1, column 1: Expecting value$"):
+        d.trigger("Toggle", initialized=False, submit=["nope"])
+    with pytest.raises(uniflow.InvalidJSON, match=r"^batch\[0\]: the text is not UTF-8"):
+        d.batch([b'{"kind": "\xff"}'])
+    with pytest.raises(TypeError, match="list of actions"):
+        d.batch({"kind": "initialize", "feature": "Toggle", "into": "On"})  # type: ignore[arg-type]
+    assert d.state == {}
+
+
 # -- via callables ------------------------------------------------------------------------
 
 

@@ -187,6 +187,8 @@ def test_logic_apply(d: uniflow.Dispatcher) -> None:
     assert uniflow.logic_apply({"var": "missing"}, {}) is None
     assert uniflow.logic_apply(True) is True
     assert uniflow.logic_apply({"var": ""}, "text") == "text"  # a str is data, not JSON text
+    assert uniflow.logic_apply("abc") == "abc"  # ...and a rule: a literal string
+    assert uniflow.logic_apply('{"var": "a"}', {"a": 1}) == '{"var": "a"}'
     assert d.logic_apply({"if": [{"<": [{"var": "x"}, 1]}, "small", "big"]}, {"x": 5}) == "big"
     with pytest.raises(uniflow.SchemaError) as zero:
         uniflow.logic_apply({"/": [1, 0]})

@@ -40,7 +40,9 @@ def test_calls_on_a_closed_dispatcher_raise_misuse() -> None:
                  lambda: d.get("Toggle"),
                  lambda: d.state,
                  lambda: d.subscribe(print),
-                 lambda: d.set_reporter(print)):
+                 lambda: d.set_reporter(print),
+                 lambda: d.logic_apply({"+": [1, 2]}),
+                 lambda: d.__enter__()):
         with pytest.raises(uniflow.Misuse, match="closed"):
             call()
 
@@ -124,6 +126,10 @@ def test_register_errors_carry_code_and_message(tmp_path: Path) -> None:
         assert info.value.code == uniflow.Status.EJSON == -3
         assert info.value.message.startswith("line 1, column 4:")
         assert info.value.name == "UF_EJSON"
+        # Bytes are the library's to judge: text that is not UTF-8 is its UF_EJSON.
+        with pytest.raises(uniflow.InvalidJSON, match=r"^line 1, column \d+: unable to decode byte 0xff"):
+            d.register(b'{"feature":"\xff","states":{"S":{}}}')
+        assert d.register(b' {"feature":"Bytes","states":{"S":{}}}') is uniflow.OK
 
         with pytest.raises(uniflow.SchemaError) as schema:
             d.register({"feature": "X"})

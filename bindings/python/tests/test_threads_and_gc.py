@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import weakref
 from typing import Any, List
+
+import pytest
 
 import uniflow
 from conftest import COUNTER, TOGGLE
@@ -151,6 +154,38 @@ def test_threads_with_exceptions_keep_them_per_thread() -> None:
         assert sorted(raised) == sorted(str(i) for i in range(THREADS) for _ in range(50))
         assert d.get("Counter") == uniflow.State("Counting", {"n": THREADS * 50})
         assert d._errors == {}
+
+
+def test_exceptions_raised_on_the_timer_thread_go_to_unraisablehook(monkeypatch: Any) -> None:
+    # No Python call runs on the library's timer thread to re-raise them: each one
+    # goes to the hook at once, and none is left pending for the dispatcher.
+    unraisable: List[Any] = []
+    all_three = threading.Event()
+
+    def hook(info: Any) -> None:
+        unraisable.append(info)
+        if len(unraisable) == 3:
+            all_three.set()
+
+    monkeypatch.setattr(sys, "unraisablehook", hook)
+    with uniflow.Dispatcher() as d:
+        d.register(TOGGLE)
+        d.initialize("Toggle", "Off")
+
+        def fail(m: uniflow.Mutation) -> None:
+            raise ValueError(f"seq {m.seq}")
+
+        d.subscribe(fail, when="AnyMutationOf<Toggle>")
+        for into in ("On", "Off", "On"):
+            d.submit_after(0.001, {"kind": "transition", "feature": "Toggle", "into": into})
+        assert all_three.wait(10), f"the hook saw {len(unraisable)} of 3"
+        assert sorted(str(u.exc_value) for u in unraisable) == ["seq 2", "seq 3", "seq 4"]
+        assert all("timer thread" in u.err_msg and "uniflow subscriber" in u.err_msg for u in unraisable)
+        assert d._errors == {}
+        # On the main thread, the call raises its own exception, not an old one.
+        with pytest.raises(ValueError, match="seq 5"):
+            d.transition("Toggle", "Off", from_="On")
+        assert len(unraisable) == 3 and d._errors == {}
 
 
 def test_callbacks_survive_garbage_collection() -> None:

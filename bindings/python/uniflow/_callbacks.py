@@ -17,7 +17,8 @@ No exception ever crosses C (ctypes would print and ignore it): each trampoline
 catches everything, stores the exception in its dispatcher's ``errors`` dict under the
 thread's id, and tells C the callback failed. The outermost action method on that
 thread re-raises it (see :func:`take_error`). A second exception on the same thread
-before the first was re-raised goes to ``sys.unraisablehook``.
+before the first was re-raised goes to ``sys.unraisablehook``, and so does one raised
+on the library's timer thread, where no Python call is there to re-raise it.
 """
 
 from __future__ import annotations
@@ -81,25 +82,42 @@ def own(token: int, dispatcher_ref: "weakref.ref[Any]") -> None:
 # -- errors ------------------------------------------------------------------------------
 
 
-def _unraisable(exc: BaseException, where: str) -> None:
+def _unraisable(exc: BaseException, where: str, why: str) -> None:
     hook = getattr(sys, "unraisablehook", None)
     if hook is None:  # pragma: no cover
         return
     try:
         hook(types.SimpleNamespace(exc_type=type(exc), exc_value=exc, exc_traceback=exc.__traceback__,
-                                   err_msg=f"Exception ignored in uniflow {where} (an earlier one is pending)",
+                                   err_msg=f"Exception ignored in uniflow {where} ({why})",
                                    object=None))
     except BaseException:  # pragma: no cover - a failing hook must not cross C either
         pass
 
 
 def store_error(errors: Errors, exc: BaseException, where: str) -> None:
-    """Keeps ``exc`` to be re-raised by the outermost call on this thread."""
+    """Keeps ``exc`` to be re-raised by the outermost call on this thread.
+
+    On a thread that no Python code called into (the library's timer thread), no
+    call would ever re-raise it: it goes to ``sys.unraisablehook`` at once.
+    """
+    if _called_from_c():
+        _unraisable(exc, where, "raised on the library's timer thread, where no call can re-raise it")
+        return
     ident = get_ident()
     if ident in errors:
-        _unraisable(exc, where)
+        _unraisable(exc, where, "an earlier one is pending")
     else:
         errors[ident] = exc
+
+
+def _called_from_c() -> bool:
+    """Whether the thread's outermost Python frame is a trampoline: C started it."""
+    frame: Optional[types.FrameType] = sys._getframe(1)
+    outermost = frame
+    while frame is not None:
+        outermost = frame
+        frame = frame.f_back
+    return outermost is not None and outermost.f_code in _TRAMPOLINE_CODES
 
 
 def take_error(errors: Errors) -> Optional[BaseException]:

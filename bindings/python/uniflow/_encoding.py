@@ -7,9 +7,9 @@ from ctypes import c_void_p, string_at
 from typing import Any, Optional
 
 from . import _callbacks
-from .errors import InvalidArgument
+from .errors import InvalidArgument, InvalidJSON
 
-__all__ = ["name", "payload_bytes", "json_text", "json_value_text", "take_string"]
+__all__ = ["name", "payload_bytes", "json_text", "json_value_text", "json_item", "take_string"]
 
 
 def name(value: Optional[str], what: str) -> Optional[bytes]:
@@ -51,6 +51,20 @@ def json_value_text(value: Any, what: str) -> bytes:
         return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError) as error:
         raise InvalidArgument(f"{what} is not JSON-serializable: {error}") from error
+
+
+def json_item(item: Any, what: str) -> Any:
+    """An element of a list sent as one JSON array (a batch, a trigger's ``submit``):
+    JSON text (str or bytes) decoded, anything else as it is. Text that is not JSON
+    raises :class:`InvalidJSON` naming the element, as the library would."""
+    if not isinstance(item, (str, bytes, bytearray)):
+        return item
+    try:
+        return json.loads(item)
+    except json.JSONDecodeError as error:
+        raise InvalidJSON(f"{what}: line {error.lineno}, column {error.colno}: {error.msg}") from None
+    except UnicodeDecodeError as error:
+        raise InvalidJSON(f"{what}: the text is not UTF-8 ({error.reason} at byte {error.start})") from None
 
 
 def take_string(lib: Any, out: c_void_p) -> Optional[str]:

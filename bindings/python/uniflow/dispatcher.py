@@ -23,6 +23,7 @@ from typing import (
 )
 
 from . import _callbacks, aio
+from ._encoding import json_item as _json_item
 from ._encoding import json_text as _json_text
 from ._encoding import json_value_text as _json_text_value
 from ._encoding import name as _name
@@ -81,7 +82,7 @@ def logic_apply(rule: Any, data: Any = None) -> Any:
     lib, _ = load()
     fn = _require(lib, "uf_logic_apply")
     out = c_void_p()
-    rc = fn(_json_text(rule, "rule"), None if data is None else _json_text_value(data, "data"), byref(out))
+    rc = fn(_json_text_value(rule, "rule"), None if data is None else _json_text_value(data, "data"), byref(out))
     if rc < 0:
         check(rc)
     text = _take_string(lib, out)
@@ -230,6 +231,7 @@ class Dispatcher(PreparedActions):
 
     def __enter__(self) -> "Dispatcher":
         """The dispatcher itself: ``with Dispatcher() as d: ...`` closes it on exit."""
+        self._handle_or_raise()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -293,11 +295,12 @@ class Dispatcher(PreparedActions):
         handle = self._handle_or_raise()
         lib = self._lib
         if isinstance(definitions, (str, bytes)):
-            text = definitions.decode("utf-8") if isinstance(definitions, bytes) else definitions
-            if text.lstrip().startswith(("{", "[")):
-                rc = lib.uf_register(handle, text.encode("utf-8"))
+            # Bytes go to the library as they are: text that is not UTF-8 is its UF_EJSON.
+            raw = definitions if isinstance(definitions, bytes) else definitions.encode("utf-8")
+            if raw.lstrip().startswith((b"{", b"[")):
+                rc = lib.uf_register(handle, raw)
             else:
-                rc = lib.uf_register_file(handle, os.fsencode(text))
+                rc = lib.uf_register_file(handle, os.fsencode(definitions))
         elif isinstance(definitions, os.PathLike):
             rc = lib.uf_register_file(handle, os.fsencode(definitions))
         else:
@@ -424,7 +427,8 @@ class Dispatcher(PreparedActions):
             if value is not None:
                 action[name] = value
         if submit is not None:
-            action["submit"] = [json.loads(a) if isinstance(a, (str, bytes)) else dict(a) for a in submit]
+            action["submit"] = [_json_item(a, f"submit[{i}]") if isinstance(a, (str, bytes)) else dict(a)
+                                for i, a in enumerate(submit)]
         return self.submit(action, via=via)
 
     def send(self, feature: str, event: str, payload: Optional[Union[Payload, str]] = None,
@@ -468,10 +472,12 @@ class Dispatcher(PreparedActions):
         callback.
         """
         fn = _require(self._lib, "uf_submit_batch")
+        if isinstance(actions, Mapping):
+            raise TypeError("batch takes a list of actions (or JSON text of one), got a mapping")
         if isinstance(actions, (str, bytes)):
             text = _json_text(actions, "actions")
         else:
-            text = _json_text([json.loads(a) if isinstance(a, (str, bytes)) else a for a in actions], "actions")
+            text = _json_text([_json_item(a, f"batch[{i}]") for i, a in enumerate(actions)], "actions")
         return self._finish(fn(self._handle, text))
 
     def instance(self, feature: str, key: str, into: Optional[str] = None,
@@ -784,6 +790,7 @@ class Dispatcher(PreparedActions):
 
     def logic_apply(self, rule: Any, data: Any = None) -> Any:
         """:func:`uniflow.logic_apply` (JsonLogic with the library's evaluator)."""
+        self._handle_or_raise()
         return logic_apply(rule, data)
 
     def scenario(self, text: str) -> Scenario:
