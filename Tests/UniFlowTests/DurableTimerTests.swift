@@ -198,7 +198,7 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
             (#"{"clock":"manual",\#(on),"timers":{}}"#, UF_ESCHEMA, "snapshot.timers: expected array"),
             (#"{"clock":"manual","model":{"Nope":{"state":"On","payload":{}}}}"#, UF_ENOTFOUND, "snapshot.model: unknown feature 'Nope'"),
             (#"{"clock":"manual","model":{"P":{"state":"On","payload":{"last":1}}}}"#, UF_ESCHEMA, "snapshot.model: P.On.last: expected string, got number"),
-            (#"{"clock":"manual",\#(on),"timers":[1]}"#, UF_ESCHEMA, "snapshot.timers[0]: expected object, got integer"),
+            (#"{"clock":"manual",\#(on),"timers":[1]}"#, UF_ESCHEMA, "snapshot.timers[0]: expected object, got number"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]",\#(t),"when":1}]}"#, UF_ESCHEMA, "snapshot.timers[0]: unknown key 'when'"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"alarm","due_at":5,"remaining_ms":5,"ms":100}]}"#, UF_ESCHEMA, #"snapshot.timers[0]: kind: expected "state" or "api""#),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"state","due_at":-5,"remaining_ms":5,"ms":100}]}"#, UF_ESCHEMA, "snapshot.timers[0]: due_at: expected an integer >= 0"),

@@ -36,7 +36,7 @@ import Testing
         (#"{"<": [1, 2, 3, 4]}"#, "operator '<' takes 2 to 3 arguments, got 4"),
         (#"{"missing_some": [1]}"#, "operator 'missing_some' takes 2 arguments, got 1"),
         (#"{"missing_some": [1, null]}"#, "operator 'missing_some' needs an array as argument 2, got null"),
-        (#"{"map": [5, {"var": ""}]}"#, "operator 'map' needs an array as argument 1, got integer"),
+        (#"{"map": [5, {"var": ""}]}"#, "operator 'map' needs an array as argument 1, got number"),
         (#"{"all": [{"a": 1, "b": 2}, true]}"#, "operator 'all' needs an array as argument 1, got object"),
         (#"{"if": [true, {"filter": [[1]]}]}"#, "operator 'filter' takes 2 arguments, got 1 at if[1]"),
     ])

@@ -24,6 +24,18 @@ import Testing
                              "payload": {"completed": {"$": {"+": [{"var": "model.Stats.payload.completed"}, 1]}}}}]}}]}
     """
 
+    /// JSON does not tell integers apart: a number is a number in every message.
+    @Test(arguments: [
+        (#"{"when": 1, "then": {}}"#, "features[0].bindings[0].when: expected string, got number"),
+        (#"{"when": "AnyMutation", "then": {"submit": [1]}}"#, "features[0].bindings[0].then.submit[0]: expected object, got number"),
+        (#"{"when": "AnyMutation", "given": [2], "then": {}}"#, "features[0].bindings[0].given[0]: a given clause must be an object, got number"),
+    ])
+    func shapeErrorsNameNumbersAsJSONDoes(binding: String, message: String) {
+        let h = Harness()
+        #expect(uf_register(h.d, #"{"feature":"F","states":{"A":{}},"bindings":[\#(binding)]}"#) == UF_ESCHEMA)
+        #expect(h.lastError == message)
+    }
+
     @Test func progressReaching100CompletesTheDownload() {
         let h = Harness(Self.downloads)
         h.captureReports()

@@ -238,7 +238,7 @@ struct CPayloadText: ActionObject {
     private func object() throws(UniFlowError) -> JSONObject {
         let json = try JSONParser.parse(text)
         guard let object = json.objectValue else {
-            throw UniFlowError(.schema, "uf_action.payload_json must be an object, got \(json.kindName)")
+            throw UniFlowError(.schema, "uf_action.payload_json must be an object, got \(json.jsonTypeName)")
         }
         return object
     }

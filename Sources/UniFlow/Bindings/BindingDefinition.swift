@@ -82,7 +82,7 @@ extension BindingDefinition {
     /// registration). Errors are `UF_ESCHEMA` naming `path` and below.
     static func parse(_ json: JSONValue, path: String) throws(UniFlowError) -> BindingDefinition {
         guard let object = json.objectValue else {
-            throw UniFlowError(.schema, "\(path): a binding must be an object, got \(json.kindName)")
+            throw UniFlowError(.schema, "\(path): a binding must be an object, got \(json.jsonTypeName)")
         }
         for key in object.keys where !["scenario", "when", "given", "then"].contains(key) {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
@@ -90,7 +90,7 @@ extension BindingDefinition {
         let scenario = try optionalString(object["scenario"], path: "\(path).scenario")
         guard let whenValue = object["when"] else { throw UniFlowError(.schema, "\(path): missing key 'when'") }
         guard let whenText = whenValue.stringValue else {
-            throw UniFlowError(.schema, "\(path).when: expected string, got \(whenValue.kindName)")
+            throw UniFlowError(.schema, "\(path).when: expected string, got \(whenValue.jsonTypeName)")
         }
         let when: FilterExpression
         do throws(UniFlowError) { when = try FilterExpression.parse(whenText) } catch { throw error.prefixed("\(path).when") }
@@ -98,7 +98,7 @@ extension BindingDefinition {
         var given: [Given] = []
         if let givenValue = object["given"] {
             guard let clauses = givenValue.arrayValue else {
-                throw UniFlowError(.schema, "\(path).given: expected array, got \(givenValue.kindName)")
+                throw UniFlowError(.schema, "\(path).given: expected array, got \(givenValue.jsonTypeName)")
             }
             for (i, clause) in clauses.enumerated() {
                 given.append(try parseGiven(clause, path: "\(path).given[\(i)]"))
@@ -107,7 +107,7 @@ extension BindingDefinition {
 
         guard let thenValue = object["then"] else { throw UniFlowError(.schema, "\(path): missing key 'then'") }
         guard let then = thenValue.objectValue else {
-            throw UniFlowError(.schema, "\(path).then: expected object, got \(thenValue.kindName)")
+            throw UniFlowError(.schema, "\(path).then: expected object, got \(thenValue.jsonTypeName)")
         }
         for key in then.keys where !["spec", "submit", "call"].contains(key) {
             throw UniFlowError(.schema, "\(path).then: unknown key '\(key)'")
@@ -117,11 +117,11 @@ extension BindingDefinition {
         var templates: [JSONValue] = []
         if let submit = then["submit"] {
             guard let items = submit.arrayValue else {
-                throw UniFlowError(.schema, "\(path).then.submit: expected array, got \(submit.kindName)")
+                throw UniFlowError(.schema, "\(path).then.submit: expected array, got \(submit.jsonTypeName)")
             }
             for (i, item) in items.enumerated() {
                 guard item.objectValue != nil else {
-                    throw UniFlowError(.schema, "\(path).then.submit[\(i)]: expected object, got \(item.kindName)")
+                    throw UniFlowError(.schema, "\(path).then.submit[\(i)]: expected object, got \(item.jsonTypeName)")
                 }
                 try ActionTemplate.validateRules(in: item, path: "\(path).then.submit[\(i)]")
                 templates.append(item)
@@ -139,7 +139,7 @@ extension BindingDefinition {
 
     private static func parseGiven(_ json: JSONValue, path: String) throws(UniFlowError) -> Given {
         guard let object = json.objectValue else {
-            throw UniFlowError(.schema, "\(path): a given clause must be an object, got \(json.kindName)")
+            throw UniFlowError(.schema, "\(path): a given clause must be an object, got \(json.jsonTypeName)")
         }
         for key in object.keys where !["spec", "if", "map", "call"].contains(key) {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
@@ -160,7 +160,7 @@ extension BindingDefinition {
             return .map(rule: rule, spec: spec)
         default:
             guard let handler = object["call"]!.stringValue else {
-                throw UniFlowError(.schema, "\(path).call: expected string, got \(object["call"]!.kindName)")
+                throw UniFlowError(.schema, "\(path).call: expected string, got \(object["call"]!.jsonTypeName)")
             }
             return .call(handler: handler, spec: spec)
         }
@@ -168,7 +168,7 @@ extension BindingDefinition {
 
     private static func optionalString(_ value: JSONValue?, path: String) throws(UniFlowError) -> String? {
         guard let value else { return nil }
-        guard let text = value.stringValue else { throw UniFlowError(.schema, "\(path): expected string, got \(value.kindName)") }
+        guard let text = value.stringValue else { throw UniFlowError(.schema, "\(path): expected string, got \(value.jsonTypeName)") }
         return text
     }
 }

@@ -32,7 +32,7 @@ extension Dispatcher {
     func restoreSnapshot(_ json: JSONValue) throws(UniFlowError) {
         try refuseInsideCallbacks("uf_snapshot_restore")
         guard let object = json.objectValue else {
-            throw UniFlowError(.schema, "a snapshot must be an object, got \(json.kindName)")
+            throw UniFlowError(.schema, "a snapshot must be an object, got \(json.jsonTypeName)")
         }
         for key in object.keys where !["clock", "model", "timers"].contains(key) {
             throw UniFlowError(.schema, "snapshot: unknown key '\(key)'")
@@ -117,7 +117,7 @@ private struct RestoredTimer {
     var action: String?
 
     init(_ value: JSONValue, sameClock: Bool, on dispatcher: Dispatcher) throws(UniFlowError) {
-        guard let object = value.objectValue else { throw UniFlowError(.schema, "expected object, got \(value.kindName)") }
+        guard let object = value.objectValue else { throw UniFlowError(.schema, "expected object, got \(value.jsonTypeName)") }
         for key in object.keys where !["id", "kind", "due_at", "remaining_ms", "ms", "on_restore", "action"].contains(key) {
             throw UniFlowError(.schema, "unknown key '\(key)'")
         }

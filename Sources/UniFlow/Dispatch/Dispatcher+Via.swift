@@ -69,7 +69,7 @@ extension Dispatcher {
         do throws(UniFlowError) {
             let json = try JSONParser.parse(text)
             guard let object = json.objectValue else {
-                throw UniFlowError(.schema, "\(featureName(record.feature)).\(stateName(record.target, feature: record.feature)): payload must be an object, got \(json.kindName)")
+                throw UniFlowError(.schema, "\(featureName(record.feature)).\(stateName(record.target, feature: record.feature)): payload must be an object, got \(json.jsonTypeName)")
             }
             scratch.via.became = try stateDefinition(record.target, of: record.feature)
                 .checkPayload(object, feature: featureName(record.feature))

@@ -37,7 +37,7 @@ struct DispatcherOptions: Sendable, Equatable {
     /// (a bad option is a bad argument, not a bad document).
     init(json: JSONValue) throws(UniFlowError) {
         guard let object = json.objectValue else {
-            throw UniFlowError(.invalidArgument, "options must be an object, got \(json.kindName)")
+            throw UniFlowError(.invalidArgument, "options must be an object, got \(json.jsonTypeName)")
         }
         for (key, value) in object {
             switch key {

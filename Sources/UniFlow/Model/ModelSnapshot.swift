@@ -102,7 +102,7 @@ struct ModelSnapshot {
             if let reason = InstanceKey.refusal(key) { throw UniFlowError(.schema, "key: \(reason)") }
             return key
         case let other?:
-            throw UniFlowError(.schema, "'key': expected string, got \(other.kindName)")
+            throw UniFlowError(.schema, "'key': expected string, got \(other.jsonTypeName)")
         }
     }
 }
@@ -112,14 +112,14 @@ extension Dispatcher {
     /// definitions: a keyed feature is an object of its instances.
     func validatedModel(_ json: JSONValue) throws(UniFlowError) -> ModelSnapshot {
         guard let object = json.objectValue else {
-            throw UniFlowError(.schema, "a model must be an object, got \(json.kindName)")
+            throw UniFlowError(.schema, "a model must be an object, got \(json.jsonTypeName)")
         }
         var snapshot = ModelSnapshot(of: self)
         snapshot.clear()
         for (name, value) in object {
             let feature = try resolveFeature(name)
             guard let entry = value.objectValue else {
-                throw UniFlowError(.schema, "\(name): expected object, got \(value.kindName)")
+                throw UniFlowError(.schema, "\(name): expected object, got \(value.jsonTypeName)")
             }
             if instanceTable(of: feature) != nil {
                 var list: [(key: String, entry: ModelSnapshot.Entry)] = []
@@ -138,7 +138,7 @@ extension Dispatcher {
     /// `{"state": S, "payload": {...}}` of one place.
     private func validatedEntry(_ value: JSONValue, feature: Int32, at path: String) throws(UniFlowError) -> ModelSnapshot.Entry {
         guard let entry = value.objectValue else {
-            throw UniFlowError(.schema, "\(path): expected object, got \(value.kindName)")
+            throw UniFlowError(.schema, "\(path): expected object, got \(value.jsonTypeName)")
         }
         for key in entry.keys where key != "state" && key != "payload" {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
@@ -151,7 +151,7 @@ extension Dispatcher {
         switch entry["payload"] {
         case .none: payload = nil
         case .some(.object(let p)): payload = p
-        case .some(let other): throw UniFlowError(.schema, "\(path).payload: expected object, got \(other.kindName)")
+        case .some(let other): throw UniFlowError(.schema, "\(path).payload: expected object, got \(other.jsonTypeName)")
         }
         let checked = try stateDefinition(state, of: feature).checkPayload(payload, feature: featureName(feature))
         return ModelSnapshot.Entry(state: state, payload: checked.isEmpty ? nil : checked)

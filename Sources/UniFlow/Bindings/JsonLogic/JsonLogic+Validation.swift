@@ -20,7 +20,7 @@ extension JsonLogic {
                 throw UniFlowError(.schema, "operator '\(name)' takes \(describe(arity)), got \(arguments.count)" + location(path))
             }
             if let index = operation.arrayArgument, !couldBeArray(arguments[index]) {
-                throw UniFlowError(.schema, "operator '\(name)' needs an array as argument \(index + 1), got \(arguments[index].kindName)" + location(path))
+                throw UniFlowError(.schema, "operator '\(name)' needs an array as argument \(index + 1), got \(arguments[index].jsonTypeName)" + location(path))
             }
             let isList = argument.arrayValue != nil
             for (i, item) in arguments.enumerated() { try check(item, path: isList ? "\(here)[\(i)]" : here) }
