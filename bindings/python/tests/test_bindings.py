@@ -90,10 +90,11 @@ def test_a_handler_returning_a_negative_number_fails_quietly() -> None:
     reports: List[Dict[str, Any]] = []
     with uniflow.Dispatcher(report_skipped=True) as d:
         d.set_reporter(reports.append)
-        d.register_handler("below_three", lambda call: -1)
+        d.register_handler("below_three", lambda call: -2)
         d.register(counting_definition({"submit": [INCREMENT]}))
         assert d.initialize("Counter", "Counting", payload={"n": 0}) is uniflow.OK
         assert [r["event"] for r in reports] == ["binding_rejected", "processed"]
+        assert reports[0]["reason"] == "handler 'below_three' failed (returned -2)"  # the value as returned
         d.deinitialize("Counter")
     reports.clear()
     with uniflow.Dispatcher(report_skipped=True) as d:

@@ -330,7 +330,8 @@ def make_handler(errors: Errors, fn: Callable[[BindingCall], Any]) -> Any:
                 if result is None:
                     status = 0
                 elif isinstance(result, int):  # bool included
-                    status = 1 if result > 0 else (0 if result == 0 else -1)
+                    # A failure keeps its value (reports show it), within C's int.
+                    status = 1 if result > 0 else (0 if result == 0 else max(result, -2**31))
                 else:
                     status = 1 if result else 0
             except BaseException as exc:
