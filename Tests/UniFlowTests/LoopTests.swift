@@ -410,6 +410,26 @@ import Testing
         #expect(manual.state == #"{"Toggle":{"state":"On","payload":{}}}"#)
     }
 
+    @Test func aDeferredWatchKeepsTheDescriptorReadableOnlyWhileAValueWaits() {
+        let h = Harness(options: #"{"timers":"host"}"#, Seeds.toggle)
+        #expect(h.submit(off) == UF_OK)
+        var fd: Int32 = -1, id: UInt64 = 0
+        #expect(uf_loop_fd(h.d, &fd) == UF_OK)
+        #expect(uf_watch_deferred(h.d, #"{"var":"model.Toggle.state"}"#, { _, _ in UF_KEEP }, nil, nil, &id) == UF_OK)
+        #expect(h.runLoop() == (UF_OK, 1))  // its first value, "Off"
+        #expect(h.submit(on) == UF_OK)
+        #expect(readable(fd) && h.loopTimeout == 0)
+        // Back to the value it has: nothing waits, and the descriptor says so too.
+        #expect(h.submit(#"{"kind":"transition","feature":"Toggle","into":"Off"}"#) == UF_OK)
+        #expect(!readable(fd) && h.loopTimeout == -1)
+        #expect(h.runLoop() == (UF_OK, 0))
+        // Ended with a value waiting: the same.
+        #expect(h.submit(on) == UF_OK)
+        #expect(readable(fd))
+        #expect(uf_unsubscribe(h.d, id) == UF_OK)
+        #expect(!readable(fd) && h.loopTimeout == -1)
+    }
+
     @Test func theDescriptorIsCloseOnExecAndReadableWhileWorkWaits() {
         let h = Harness(options: #"{"timers":"host"}"#, Seeds.toggle)
         var fd: Int32 = -1, again: Int32 = -2

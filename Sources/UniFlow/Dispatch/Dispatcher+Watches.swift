@@ -136,7 +136,10 @@ extension Dispatcher {
     func endWatch(_ index: Int) {
         registrations.watches[index].alive = false
         registrations.watchesEnded += 1
-        registrations.watches[index].pending = nil
+        if registrations.watches[index].pending != nil {
+            registrations.watches[index].pending = nil
+            loop.dirty = true  // its waiting value no longer keeps the loop's descriptor readable
+        }
         registrations.byID[registrations.watches[index].id] = nil
         if !registrations.watches[index].running { registrations.watches[index].callback.release() }
         // Its slot is reclaimed when the outer call settles.
@@ -173,7 +176,11 @@ extension Dispatcher {
                 let value = evaluate(watch: index)
                 if registrations.watches[index].deferred {
                     if registrations.watches[index].delivered == value {
-                        registrations.watches[index].pending = nil
+                        // Back to the value the watch has: nothing waits for the loop any more.
+                        if registrations.watches[index].pending != nil {
+                            registrations.watches[index].pending = nil
+                            loop.dirty = true
+                        }
                     } else {
                         registrations.watches[index].pending = value
                         noteLoopWork()
