@@ -85,6 +85,17 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
         #expect(h.timers == "[]")
     }
 
+    @Test func aStateTimerRestartsWithItsDefinitionsDelayWhateverTheSnapshotSays() {
+        let h = Harness.manual("", policies)
+        #expect(uf_snapshot_restore(h.d, #"""
+        {"clock":"manual","model":{"P":{"state":"On","payload":{"last":"none"}}},
+         "timers":[{"id":"P.On.after[2]","kind":"state","due_at":5,"remaining_ms":5,"ms":777,"on_restore":"restart"}]}
+        """#) == UF_OK)
+        #expect(h.timers == #"[{"id":"P.On.after[2]","due_in_ms":100,"ms":100}]"#)
+        #expect(h.advance(100) == UF_OK)
+        #expect(h.state == #"{"P":{"state":"On","payload":{"last":"restart"}}}"#)
+    }
+
     @Test func fireKeepsAFutureDeadline() {
         // Restored at 20 on the manual clock: the deadline 100 is 80 ms away.
         let snapshot = policySnapshot()
@@ -112,21 +123,37 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
         #expect(h.feature("Counter") == #"{"state":"Counting","payload":{"n":5}}"#)
     }
 
-    @Test func farFetchedNumbersInARestoredSnapshotStillListAndSnapshot() {
+    @Test func theFarthestTimesASnapshotMayHoldRestoreListAndSnapshot() {
+        // Delays up to 2^53 ms, deadlines up to a delay past the manual clock's end.
         let action = TimeSeeds.bump(5)
-        let far = Int64.max
+        let (delay, due) = (Int64(1) << 53, Int64(1) << 54)
         for options in [#"{"clock":"manual"}"#, #"{"timers":"host"}"#] {
             let h = Harness(options: options, TimeSeeds.counter)
             #expect(uf_snapshot_restore(h.d, #"""
             {"clock":"manual","model":{"Counter":{"state":"Counting","payload":{"n":0}}},
-             "timers":[{"id":"a","kind":"api","due_at":\#(far),"remaining_ms":\#(far),"ms":\#(far),"action":\#(action)}]}
+             "timers":[{"id":"a","kind":"api","due_at":\#(due),"remaining_ms":\#(delay),"ms":\#(delay),"action":\#(action)}]}
             """#) == UF_OK)
-            // Times past what JSON integers hold here are written as the largest.
             #expect(h.timers.hasPrefix(#"[{"id":"a","due_in_ms":"#))
-            #expect(h.snapshot.contains(#""ms":9223372036854775807"#))
+            #expect(h.snapshot.contains(#""ms":9007199254740992"#))
             #expect(h.cancel("a") == UF_OK)
             #expect(h.timers == "[]")
         }
+    }
+
+    @Test(arguments: [
+        (#""due_at":18014398509481985,"remaining_ms":5,"ms":5"#, "due_at: expected an integer from 0 to 2^54"),
+        (#""due_at":5,"remaining_ms":9007199254740993,"ms":5"#, "remaining_ms: expected an integer from 0 to 2^53"),
+        (#""due_at":5,"remaining_ms":5,"ms":9223372036854775807"#, "ms: expected an integer from 0 to 2^53"),
+    ])
+    func timesPastWhatTheLibraryWritesAreRefused(times: String, message: String) {
+        // A delay the API refuses cannot come in through a snapshot either.
+        let h = Harness.manual("", TimeSeeds.counter)
+        #expect(uf_snapshot_restore(h.d, #"""
+        {"clock":"manual","model":{"Counter":{"state":"Counting","payload":{"n":0}}},
+         "timers":[{"id":"a","kind":"api",\#(times),"action":\#(TimeSeeds.bump(5))}]}
+        """#) == UF_ESCHEMA)
+        #expect(h.lastError == "snapshot.timers[0]: \(message)")
+        #expect(h.state == "{}" && h.timers == "[]")
     }
 
     @Test func aSnapshotOfTheOtherClockKindUsesTheRemainingTime() {
@@ -201,8 +228,8 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
             (#"{"clock":"manual",\#(on),"timers":[1]}"#, UF_ESCHEMA, "snapshot.timers[0]: expected object, got number"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]",\#(t),"when":1}]}"#, UF_ESCHEMA, "snapshot.timers[0]: unknown key 'when'"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"alarm","due_at":5,"remaining_ms":5,"ms":100}]}"#, UF_ESCHEMA, #"snapshot.timers[0]: kind: expected "state" or "api""#),
-            (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"state","due_at":-5,"remaining_ms":5,"ms":100}]}"#, UF_ESCHEMA, "snapshot.timers[0]: due_at: expected an integer >= 0"),
-            (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"state","due_at":5,"ms":100}]}"#, UF_ESCHEMA, "snapshot.timers[0]: remaining_ms: expected an integer >= 0"),
+            (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"state","due_at":-5,"remaining_ms":5,"ms":100}]}"#, UF_ESCHEMA, "snapshot.timers[0]: due_at: expected an integer from 0 to 2^54"),
+            (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]","kind":"state","due_at":5,"ms":100}]}"#, UF_ESCHEMA, "snapshot.timers[0]: remaining_ms: expected an integer from 0 to 2^53"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]",\#(t),"on_restore":"never"}]}"#, UF_ESCHEMA, #"snapshot.timers[0]: on_restore: expected "fire", "resume" or "restart""#),
             (#"{"clock":"manual",\#(on),"timers":[{"id":null,\#(t)}]}"#, UF_ESCHEMA, "snapshot.timers[0]: id: expected a string"),
             (#"{"clock":"manual",\#(on),"timers":[{\#(t)}]}"#, UF_ESCHEMA, "snapshot.timers[0]: id: expected a string"),

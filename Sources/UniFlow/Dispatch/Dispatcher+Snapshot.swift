@@ -66,16 +66,20 @@ extension Dispatcher {
             // Armed in the snapshot's order (soonest first, ties in arm order), so
             // that timers due at one instant keep their order.
             try installJournaled(snapshot, replacing: ModelSnapshot(of: self)) {
-                var places: [String: (Place, Int)] = [:]
+                var places: [String: (Place, Int, ms: UInt64)] = [:]
                 self.forEachTimedPlace { place, _, definitions in
-                    for i in definitions.indices { places[self.stateTimerName(place, after: i)] = (place, i) }
+                    for i in definitions.indices { places[self.stateTimerName(place, after: i)] = (place, i, definitions[i].ms) }
                 }
                 let now = self.time.clock.now()
                 return timers.map { timer in
-                    let deadline = timer.deadline(now: now, clock: self.time.clock)
-                    if timer.isState, let (place, after) = places[timer.id!] {
-                        return PlannedTimer(kind: .state(place, after: after), deadline: deadline, ms: timer.ms)
+                    if timer.isState, let (place, after, ms) = places[timer.id!] {
+                        // A state timer's delay is its definition's, whatever the snapshot says.
+                        var timer = timer
+                        timer.ms = ms
+                        return PlannedTimer(kind: .state(place, after: after),
+                                            deadline: timer.deadline(now: now, clock: self.time.clock), ms: ms)
                     }
+                    let deadline = timer.deadline(now: now, clock: self.time.clock)
                     return PlannedTimer(kind: .api(action: timer.action!, id: timer.id), deadline: deadline, ms: timer.ms)
                 }
             }
@@ -121,8 +125,12 @@ private struct RestoredTimer {
         for key in object.keys where !["id", "kind", "due_at", "remaining_ms", "ms", "on_restore", "action"].contains(key) {
             throw UniFlowError(.schema, "unknown key '\(key)'")
         }
-        func count(_ key: String) throws(UniFlowError) -> UInt64 {
-            guard case .int(let n)? = object[key], n >= 0 else { throw UniFlowError(.schema, "\(key): expected an integer >= 0") }
+        // The bounds of what the library itself writes: delays up to 2^53 ms, and
+        // deadlines up to a delay past a clock that stops at 2^53.
+        func count(_ key: String, atMost limit: UInt64, _ limitText: String) throws(UniFlowError) -> UInt64 {
+            guard case .int(let n)? = object[key], n >= 0, UInt64(n) <= limit else {
+                throw UniFlowError(.schema, "\(key): expected an integer from 0 to \(limitText)")
+            }
             return UInt64(n)
         }
         switch object["kind"]?.stringValue {
@@ -136,9 +144,10 @@ private struct RestoredTimer {
         case .null? where !isState, nil where !isState: id = nil
         default: throw UniFlowError(.schema, "id: expected a string")
         }
-        dueAt = try count("due_at")
-        remaining = try count("remaining_ms")
-        ms = try count("ms")
+        let maxDelay = DefinitionParser.maxTimerMilliseconds
+        dueAt = try count("due_at", atMost: 2 * maxDelay, "2^54")
+        remaining = try count("remaining_ms", atMost: maxDelay, "2^53")
+        ms = try count("ms", atMost: maxDelay, "2^53")
         let policyName = object["on_restore"]?.stringValue ?? "fire"
         guard let policy = RestorePolicy(rawValue: policyName) else {
             throw UniFlowError(.schema, "on_restore: expected \"fire\", \"resume\" or \"restart\"")
