@@ -620,6 +620,11 @@ static void replace_from_inside(const char *report, void *payload) {
     }
 }
 
+/* A payload_free that frees the dispatcher it was given. */
+static void free_dispatcher_payload(void *payload) {
+    uf_dispatcher_free((uf_dispatcher *)payload);
+}
+
 static void reporters_release_their_payload_once(void) {
     uf_dispatcher *d = check_dispatcher(NULL, toggle);
     reporter_probe first = {0, 0, d, NULL}, second = {0, 0, d, NULL}, third = {0, 0, d, NULL};
@@ -637,6 +642,10 @@ static void reporters_release_their_payload_once(void) {
     CHECK_STATUS(uf_set_reporter(d, NULL, &given_with_null, check_count_free), UF_OK);
     CHECK(second.freed == 1 && given_with_null == 1);
     CHECK_STATUS(uf_set_reporter(d, NULL, NULL, NULL), UF_OK);
+    /* That payload_free may even free the dispatcher: the call is done with it
+     * by then (valgrind and ASan run this file). */
+    uf_dispatcher *doomed = check_dispatcher(NULL, NULL);
+    CHECK_STATUS(uf_set_reporter(doomed, NULL, doomed, free_dispatcher_payload), UF_OK);
 
     /* Replaced from inside itself: released after it returns. */
     third.replacement = &fourth;
@@ -686,9 +695,9 @@ static void submits_during_the_free_are_refused(void) {
 /* Callbacks run by uf_dispatcher_free that try to register something: refused
  * (nothing registered then could ever be released) and their payload_free runs
  * at once, so that it still runs exactly once. */
-static int late_freed[3];
-static int late_status[3] = {99, 99, 99};
-static char late_error[3][128];
+static int late_freed[4];
+static int late_status[4] = {99, 99, 99, 99};
+static char late_error[4][128];
 
 static void count_late(void *payload) {
     ++*(int *)payload;
@@ -709,18 +718,26 @@ static void register_handler_while_freed(void *payload) {
     snprintf(late_error[2], sizeof late_error[2], "%s", uf_last_error());
 }
 
+static void register_while_freed(void *payload) {
+    late_status[3] = uf_register((uf_dispatcher *)payload, "{\"feature\":\"Late\",\"states\":{\"S\":{}}}");
+    snprintf(late_error[3], sizeof late_error[3], "%s", uf_last_error());
+    ++late_freed[3];
+}
+
 static void registrations_during_the_free_are_refused_and_released(void) {
     uf_dispatcher *d = check_dispatcher(NULL, NULL);
     CHECK_STATUS(uf_subscribe(d, NULL, keep, d, subscribe_while_freed, NULL), UF_OK);
     CHECK_STATUS(uf_set_reporter(d, ignore_report, d, set_reporter_while_freed), UF_OK);
     CHECK_STATUS(uf_register_handler(d, "a_first", handle, d, register_handler_while_freed), UF_OK);
+    CHECK_STATUS(uf_subscribe(d, NULL, keep, d, register_while_freed, NULL), UF_OK);
     uf_dispatcher_free(d);
-    static const char *const messages[3] = {
+    static const char *const messages[4] = {
         "uf_subscribe: the dispatcher is being freed",
         "uf_set_reporter: the dispatcher is being freed",
         "uf_register_handler: the dispatcher is being freed",
+        "uf_register: the dispatcher is being freed",
     };
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         CHECK_STATUS(late_status[i], UF_EMISUSE);
         CHECK_STR(late_error[i], messages[i]);
         CHECK(late_freed[i] == 1);

@@ -46,11 +46,14 @@ public func uf_set_reporter(_ d: OpaquePointer?, _ fn: uf_report_fn?, _ payload:
                             _ payload_free: PayloadFree?) -> Int32 {
     guard let fn else {
         // Back to the built-in reporter: the library keeps nothing of the payload.
-        releasePayload(payload, payload_free)
-        return withDispatcher(d, "uf_set_reporter") { (dispatcher) throws(UniFlowError) in
+        // It is released last, once the dispatcher is no longer touched: its
+        // payload_free may free the dispatcher.
+        let status = withDispatcher(d, "uf_set_reporter") { (dispatcher) throws(UniFlowError) in
             try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.setReporter(nil) }
             return .ok
         }
+        releasePayload(payload, payload_free)
+        return status
     }
     return withRegistration(d, "uf_set_reporter", payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
         try dispatcher.exclusive { () throws(UniFlowError) in

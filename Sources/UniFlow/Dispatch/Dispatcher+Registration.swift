@@ -2,6 +2,8 @@
 extension Dispatcher {
     /// Validates and registers definitions all or nothing.
     func register(_ json: JSONValue) throws(UniFlowError) {
+        // A payload_free run by uf_dispatcher_free must not register (nor journal) anything.
+        try refuseWhileClosing("uf_register")
         // Shapes first (definitions, then their bindings), then names.
         let parsed = try DefinitionParser.parse(json)
         let shapes = try parseBindings(of: parsed)
