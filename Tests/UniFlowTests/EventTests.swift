@@ -396,6 +396,23 @@ final class GuardLog {
         #expect(h.feature("Steps") == #"{"state":"Three","payload":{"summary":"Ada/later","from":"One"}}"#)
     }
 
+    @Test(arguments: ["5", #""s""#, "[1]", "true", "null", "{}"])
+    func aPayloadTemplateThatGivesNoObjectFailsTheSend(eventPayload: String) {
+        // The template is the whole payload: whatever it gives is checked, never taken as {}.
+        let h = Harness(#"""
+        {"feature": "F", "states": {"A": {"on": {"t": {"into": "B", "payload": {"$": {"var": "event.payload.v"}}}}},
+                                    "B": {"fields": {"x": {"type": "integer", "optional": true}}}}}
+        """#)
+        #expect(h.submit(#"{"kind":"initialize","feature":"F","into":"A"}"#) == UF_OK)
+        let missing = eventPayload == "{}"
+        #expect(uf_send(h.d, "F", nil, "t", missing ? "{}" : #"{"v":\#(eventPayload)}"#) == UF_ESCHEMA)
+        let got = missing ? "null" : (try! JSONParser.parse(eventPayload)).jsonTypeName
+        #expect(h.lastError == "F: event 't': payload: expected object, got \(got)")
+        #expect(h.feature("F") == #"{"state":"A","payload":{}}"#)
+        #expect(uf_send(h.d, "F", nil, "t", #"{"v":{"x":2}}"#) == UF_OK)
+        #expect(h.feature("F") == #"{"state":"B","payload":{"x":2}}"#)
+    }
+
     @Test func aPayloadThatDoesNotFitTheTargetFailsTheSendAndNothingChanges() {
         let h = Harness(Self.steps)
         h.captureReports()

@@ -110,7 +110,10 @@ extension Dispatcher {
             } catch {
                 throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': rule error: \(error.message)")
             }
-            given = value.objectValue ?? JSONObject()
+            guard let object = value.objectValue else {
+                throw UniFlowError(.schema, "\(subject(action)): event '\(eventName(action))': payload: expected object, got \(value.jsonTypeName)")
+            }
+            given = object
         } else {
             guard !state.fields.isEmpty else { return nil }
             let current = storedPayload(at: place)
