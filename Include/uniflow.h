@@ -297,8 +297,9 @@ typedef struct uf_action {
  * other size is UF_EINVAL; so is an unknown kind or a field that does not fit the
  * kind (a `from` on an actualize, `same` together with `from`, a key on a single
  * feature or none on a keyed one, a key that breaks the key rules, an event on
- * anything but a send, a via on a send). via_payload_free runs exactly once,
- * whatever the outcome. */
+ * anything but a send, a via on a send). With a via, via_payload_free runs
+ * exactly once, whatever the outcome; with via NULL, via_payload and
+ * via_payload_free are not used. */
 int uf_dispatch(uf_dispatcher *d, const uf_action *action);
 
 /* uf_dispatch that never waits for another thread: when another thread is
