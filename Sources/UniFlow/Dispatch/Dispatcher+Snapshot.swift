@@ -74,13 +74,11 @@ extension Dispatcher {
                 return timers.map { timer in
                     if timer.isState, let (place, after, ms) = places[timer.id!] {
                         // A state timer's delay is its definition's, whatever the snapshot says.
-                        var timer = timer
-                        timer.ms = ms
                         return PlannedTimer(kind: .state(place, after: after),
-                                            deadline: timer.deadline(now: now, clock: self.time.clock), ms: ms)
+                                            deadline: timer.deadline(now: now, clock: self.time.clock, ms: ms), ms: ms)
                     }
-                    let deadline = timer.deadline(now: now, clock: self.time.clock)
-                    return PlannedTimer(kind: .api(action: timer.action!, id: timer.id), deadline: deadline, ms: timer.ms)
+                    return PlannedTimer(kind: .api(action: timer.action!, id: timer.id),
+                                        deadline: timer.deadline(now: now, clock: self.time.clock, ms: timer.ms), ms: timer.ms)
                 }
             }
         }
@@ -167,7 +165,8 @@ private struct RestoredTimer {
         }
     }
 
-    func deadline(now: UInt64, clock: DispatcherClock) -> UInt64 {
+    /// When it falls due, restored at `now`; `ms` is its full delay.
+    func deadline(now: UInt64, clock: DispatcherClock, ms: UInt64) -> UInt64 {
         switch policy {
         case .fire: return sameClock ? clock.time(atWallClock: dueAt) : now &+ remaining
         case .resume: return now &+ remaining
