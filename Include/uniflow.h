@@ -19,10 +19,11 @@
  *     they stay valid.
  *   - Every text argument is NUL-terminated UTF-8. JSON text is parsed strictly:
  *     duplicate keys, integers outside 64 bits and numbers outside the finite
- *     doubles are UF_EJSON; input nested deeper than 256 levels, and an object
- *     key holding \u0000, are UF_ESCHEMA. So that every model and snapshot the
- *     library writes reads back, a field's value nests at most 251 levels and a
- *     timer's action 253 (UF_ESCHEMA; docs/definitions.md).
+ *     doubles are UF_EJSON (so is an object key holding \u0000, which the JSON
+ *     engine cannot read); input nested deeper than 256 levels is UF_ESCHEMA.
+ *     So that every model and snapshot the library writes reads back, a field's
+ *     value nests at most 251 levels and a timer's action 253 (UF_ESCHEMA;
+ *     docs/definitions.md).
  *   - Callbacks take their user `payload` last. A `payload_free` (may be NULL) is
  *     called exactly once, when the library no longer needs `payload`.
  *   - NULL where a value is required (a dispatcher, a text, a callback, an out

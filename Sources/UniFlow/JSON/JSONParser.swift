@@ -3,8 +3,8 @@ import Glibc
 
 /// Parses JSON text strictly with jansson: duplicate keys, integers outside 64 bits
 /// and numbers outside the finite doubles are refused (`UF_EJSON`, with line and
-/// column); input nested deeper than `maxDepth`, and object keys that hold
-/// `\u0000`, are `UF_ESCHEMA`.
+/// column), and so are object keys that hold `\u0000`, which jansson cannot
+/// read; input nested deeper than `maxDepth` is `UF_ESCHEMA`.
 enum JSONParser {
     /// The outermost object or array is level 1.
     static let maxDepth = 256
@@ -69,9 +69,9 @@ enum JSONParser {
             // jansson stops at its own depth limit (2048): such input is too deep, as
             // one of 257 levels is, not malformed.
             if json_error_code(&error) == json_error_stack_overflow { throw tooDeep() }
-            // Valid JSON, but jansson's objects (and so every name, field and key
-            // here) are keyed by C strings: the text is of a kind nothing can hold.
-            if json_error_code(&error) == json_error_null_byte_in_key { throw UniFlowError(.schema, message(of: error)) }
+            // An object key holding "\u0000" lands here too: valid JSON, but jansson
+            // (keyed by C strings) cannot read it, so it is refused where the text
+            // is, with its position, before any path into the document exists.
             throw UniFlowError(.invalidJSON, message(of: error))
         }
         return root
