@@ -115,6 +115,20 @@ def test_wait_for_returns_the_first_matching_mutation_after_the_call() -> None:
     assert m.new == uniflow.State("On", {})
 
 
+def test_wait_for_sees_a_mutation_made_between_the_call_and_the_await() -> None:
+    async def main() -> uniflow.Mutation:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            d.initialize("Lamp", "Off")
+            waiting = d.wait_for("TransitionInto<Lamp.On>", timeout=5)
+            d.transition("Lamp", into="On")  # made before the await
+            return await waiting
+
+    m = asyncio.run(main())
+    assert m.new == uniflow.State("On", {})
+
+
 def test_wait_for_times_out() -> None:
     async def main() -> None:
         with Dispatcher(timers="host") as d:
@@ -150,7 +164,7 @@ def test_the_async_helpers_need_an_attached_dispatcher() -> None:
         with Dispatcher() as d:
             d.register(LAMP)
             with pytest.raises(uniflow.Misuse) as info:
-                await d.wait_for("TransitionInto<Lamp.On>")
+                d.wait_for("TransitionInto<Lamp.On>")  # at the call, not at the await
             assert str(info.value) == ("wait_for() needs a dispatcher attached to an event loop: "
                                        "call d.attach() first")
             # At the call, not at the first step of an `async for`.

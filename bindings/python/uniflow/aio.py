@@ -9,7 +9,7 @@ Made with ``timers="host"``, an attached dispatcher never starts a thread of its
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Optional
 
 from .errors import Misuse
 from .mutation import Mutation
@@ -99,9 +99,13 @@ def values(d: "Dispatcher", select: Any) -> AsyncIterator[Any]:
     return _Deliveries(lambda put: d.watch(select, put, deferred=True))
 
 
-async def wait_for(d: "Dispatcher", when: Optional[str] = None, timeout: Optional[float] = None) -> Mutation:
+def wait_for(d: "Dispatcher", when: Optional[str] = None,
+             timeout: Optional[float] = None) -> Coroutine[Any, Any, Mutation]:
     """The first mutation matched by ``when`` after the call (``asyncio.TimeoutError``
-    after ``timeout`` seconds)."""
+    after ``timeout`` seconds), to be awaited.
+
+    Not a coroutine function: the subscription is made by the call, so a mutation made
+    between the call and the ``await`` is not missed, and ``Misuse`` is raised there."""
     loop = _require(d, "wait_for()")
     future: "asyncio.Future[Mutation]" = loop.create_future()
 
@@ -111,7 +115,11 @@ async def wait_for(d: "Dispatcher", when: Optional[str] = None, timeout: Optiona
         return STOP
 
     subscription = d.subscribe(first, when, deferred=True)
-    try:
-        return await asyncio.wait_for(future, timeout)
-    finally:
-        subscription.cancel()
+
+    async def waiting() -> Mutation:
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            subscription.cancel()
+
+    return waiting()

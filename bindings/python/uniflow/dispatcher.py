@@ -12,6 +12,7 @@ from typing import (
     Any,
     AsyncIterator,
     Callable,
+    Coroutine,
     Dict,
     Iterable,
     List,
@@ -633,10 +634,12 @@ class Dispatcher(PreparedActions):
         (an attached dispatcher; ``Misuse`` otherwise)."""
         return aio.mutations(self, when)
 
-    async def wait_for(self, when: Optional[str] = None, timeout: Optional[float] = None) -> Mutation:
-        """The first matching mutation after the call (``asyncio.TimeoutError`` after
-        ``timeout`` seconds); an attached dispatcher only."""
-        return await aio.wait_for(self, when, timeout)
+    def wait_for(self, when: Optional[str] = None,
+                 timeout: Optional[float] = None) -> Coroutine[Any, Any, Mutation]:
+        """``await d.wait_for(when)``: the first matching mutation after the call
+        (``asyncio.TimeoutError`` after ``timeout`` seconds); an attached dispatcher
+        only (``Misuse`` otherwise, raised by the call, which also subscribes)."""
+        return aio.wait_for(self, when, timeout)
 
     def values(self, select: Any) -> AsyncIterator[Any]:
         """``async for v in d.values(select)``: a watch's values, on the loop."""
