@@ -5,6 +5,7 @@ Schema can decide), the schema and uf_register agree case by case."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -16,7 +17,19 @@ from conftest import DEFINITIONS, REPO_ROOT
 jsonschema = pytest.importorskip("jsonschema", reason="the jsonschema package checks the schema (scripts/setup installs it)")
 
 SCHEMA = json.loads((REPO_ROOT / "schema" / "uniflow-definitions.schema.json").read_text())
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """The ``pattern`` keyword as ECMA-262, the schema's regex dialect, reads it: a
+    final ``$`` matches only at the very end, where Python's matches before a final
+    newline too (``"F\\n"`` would pass as a name)."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + "\\Z"
+    if validator.is_type(instance, "string") and not re.search(pattern, instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+VALIDATOR = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": ecma_pattern})(SCHEMA)
 
 LAMP = {"feature": "Lamp", "states": {"Off": {}, "On": {}}}
 
@@ -90,6 +103,8 @@ CASES: List[Tuple[str, Any, bool]] = [
     ("feature name not a string", {"feature": 7, "states": {"A": {}}}, False),
     ("feature name too long", {"feature": "F" * 257, "states": {"A": {}}}, False),
     ("feature name with a dot", {"feature": "A.B", "states": {"A": {}}}, False),
+    ("feature name ending in a newline", {"feature": "F\n", "states": {"A": {}}}, False),
+    ("state name ending in a newline", {"feature": "F", "states": {"A\n": {}}}, False),
     ("states not an object", {"feature": "F", "states": ["A"]}, False),
     ("a state not an object", {"feature": "F", "states": {"A": "B"}}, False),
     ("fields not an object", feature(states={"A": {"fields": ["n"]}}), False),
