@@ -377,6 +377,13 @@ static void a_poll_loop_wakes_for_deliveries_and_host_timers(void) {
 
 /* ---- 5. A forked child ---- */
 
+static void count_release(void *payload) { ++*(int *)payload; }
+static int ignore_value(const uf_watch_event *w, void *payload) { (void)w; (void)payload; return UF_KEEP; }
+static int let_through(uf_intercepted *a, void *payload) { (void)a; (void)payload; return UF_OK; }
+static int answer_true(uf_binding_call *call, void *payload) { (void)call; (void)payload; return 1; }
+static void ignore_report(const char *report_json, void *payload) { (void)report_json; (void)payload; }
+static int let_via_pass(uf_context *ctx, void *payload) { (void)ctx; (void)payload; return UF_OK; }
+
 /* In the child: every call but uf_dispatcher_free is UF_EMISUSE. Returns the
  * number of calls that were not (the child's exit status). */
 static int child_checks(uf_dispatcher *d) {
@@ -404,6 +411,21 @@ static int child_checks(uf_dispatcher *d) {
     MISUSE(uf_loop_run(d, NULL), "uf_loop_run");
     MISUSE(uf_snapshot_get(d, &json), "uf_snapshot_get");
     MISUSE(uf_subscribe_deferred(d, NULL, note_call, NULL, NULL, &id), "uf_subscribe_deferred");
+    /* A registration refused here still releases its payload, at once. */
+    int released = 0;
+    MISUSE(uf_subscribe(d, NULL, note_call, &released, count_release, &id), "uf_subscribe");
+    MISUSE(uf_subscribe_deferred(d, NULL, note_call, &released, count_release, &id), "uf_subscribe_deferred");
+    MISUSE(uf_watch(d, "{\"var\":\"model\"}", ignore_value, &released, count_release, &id), "uf_watch");
+    MISUSE(uf_watch_deferred(d, "{\"var\":\"model\"}", ignore_value, &released, count_release, &id),
+           "uf_watch_deferred");
+    MISUSE(uf_intercept(d, NULL, let_through, &released, count_release, &id), "uf_intercept");
+    MISUSE(uf_register_handler(d, "h", answer_true, &released, count_release), "uf_register_handler");
+    MISUSE(uf_set_reporter(d, ignore_report, &released, count_release), "uf_set_reporter");
+    MISUSE(uf_submit_via(d, to_on, let_via_pass, &released, count_release), "uf_submit_via");
+    if (released != 8) {
+        fprintf(stderr, "child: 8 refused registrations released %d payloads\n", released);
+        ++bad;
+    }
 #undef MISUSE
     /* Freeing works: no thread to join here, and the subscription's payload_free
      * runs (no thread was inside the dispatcher at the fork). */

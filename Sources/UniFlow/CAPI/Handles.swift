@@ -23,13 +23,18 @@ func withDispatcher(_ d: OpaquePointer?, _ function: StaticString,
 
 /// `withDispatcher` for calls that register a callback: the payload is released
 /// (its `payload_free` runs) whenever the registration is not made, NULL
-/// dispatcher and NULL callback included.
+/// dispatcher, a dispatcher inherited across `fork` and NULL callback included.
 @inline(__always)
 func withRegistration(_ d: OpaquePointer?, _ function: StaticString, payload: UnsafeMutableRawPointer?,
                       payloadFree: PayloadFree?, _ body: (Dispatcher) throws(UniFlowError) -> Status) -> Int32 {
-    guard d != nil else {
+    guard let d else {
         releasePayload(payload, payloadFree)
         return nullArgument(function, "dispatcher")
+    }
+    // withDispatcher refuses a forked copy before `body` runs: release here first.
+    if dispatcher(from: UnsafeMutableRawPointer(d)).isForkedCopy {
+        releasePayload(payload, payloadFree)
+        return fail(forkedCopy(function))
     }
     return withDispatcher(d, function) { (dispatcher) throws(UniFlowError) in
         do throws(UniFlowError) {
