@@ -415,6 +415,35 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
         ])
     }
 
+    @Test func timersTheCascadeLimitDropsAreJournaledAndStayGoneAfterAReplay() {
+        let path = temporaryPath("timer-dropped-lines")
+        defer { unlink(path) }
+        let h = Harness.manual(#""journal":"\#(path)","max_cascade":2"#, TimeSeeds.counter, TimeSeeds.session)
+        #expect(h.submit(TimeSeeds.startCounter) == UF_OK)
+        // Four timers due at 100, in this order: two API timers, the session's
+        // warning (armed by the initialization), an anonymous API timer.
+        #expect(h.after(100, TimeSeeds.bump(1)) == UF_OK)
+        #expect(h.after(100, TimeSeeds.bump(2), id: "two") == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Session","into":"Active"}"#) == UF_OK)
+        #expect(h.after(100, TimeSeeds.bump(3)) == UF_OK)
+        h.captureReports()
+        #expect(h.advance(100) == UF_OK)
+        // The last two are over the limit of two actions at one instant.
+        #expect(h.reports("dropped") == [
+            #"{"event":"dropped","status":"UF_ELOOP","reason":"cascade limit of 2 actions reached at one instant; timer dropped","timer":"Session.Active.after[0]"}"#,
+            // An anonymous timer is told by its action.
+            #"{"event":"dropped","action":{"kind":"actualize","feature":"Counter","in":"Counting","timer":null},"status":"UF_ELOOP","reason":"cascade limit of 2 actions reached at one instant; timer dropped","timer":null}"#,
+        ])
+        #expect(lines(path).filter { $0.contains(#""timer":"dropped""#) } == [
+            #"{"timer":"dropped","id":"Session.Active.after[0]","at":100}"#,
+            #"{"timer":"dropped","serial":5,"at":100}"#,
+        ])
+        #expect(h.timers == #"[{"id":"Session.Active.after[1]","due_in_ms":200,"ms":300}]"#)
+        let r = replayed(path, now: h.now, TimeSeeds.counter, TimeSeeds.session)
+        #expect(r.state == h.state)
+        #expect(r.timers == h.timers)
+    }
+
     @Test func aDispatcherThatReplaysItsOwnJournalCarriesTheTimersIntoItsSession() {
         // Run 1 arms; run 2 replays the file it journals to and goes on; run 3
         // replays again and must find what run 2 had.

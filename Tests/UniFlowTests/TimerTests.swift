@@ -625,7 +625,7 @@ import Testing
         #expect(count == 10)
         #expect(h.reports("timer_fired").count == 10)
         #expect(h.reports("dropped") == [
-            #"{"event":"dropped","status":"UF_ELOOP","reason":"cascade limit of 10 actions reached at one instant; timer dropped","timer":"again"}"#,
+            #"{"event":"dropped","action":{"kind":"actualize","feature":"Counter","in":"Counting","timer":"again"},"status":"UF_ELOOP","reason":"cascade limit of 10 actions reached at one instant; timer dropped","timer":"again"}"#,
         ])
         #expect(h.timers == "[]")
         #expect(h.feature("Counter") == #"{"state":"Counting","payload":{"n":9}}"#)

@@ -377,13 +377,14 @@ struct JournalState {
         case "cancelled":
             guard case .int(let serial)? = line["serial"] else { throw UniFlowError(.schema, "a timer line needs 'serial'") }
             apiTimers[serial] = nil
-        case "fired":
+        case "fired", "dropped":
+            // Dropped: taken out at one instant by the cascade limit, unfired.
             if case .int(let serial)? = line["serial"] {
                 apiTimers[serial] = nil
             } else if let id = line["id"]?.stringValue {
                 notes[id] = .fired
             } else {
-                throw UniFlowError(.schema, "a fired timer line needs 'serial' or 'id'")
+                throw UniFlowError(.schema, "a fired or dropped timer line needs 'serial' or 'id'")
             }
         default:
             throw UniFlowError(.schema, "unknown timer event \((line["timer"] ?? .null).jsonText)")

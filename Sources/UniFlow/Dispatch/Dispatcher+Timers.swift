@@ -633,11 +633,27 @@ extension Dispatcher {
     }
 
     private func dropTimer(_ index: Int32) {
+        let record = time.store.records[Int(index)]
         let id = timerID(index)
+        let text = record.isState ? nil : String(cString: record.action!)
         let failure = UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached at one instant; timer dropped")
         releaseFiredTimer(index)
+        // Gone here, so gone after a replay too (which would otherwise arm it again).
+        try? journalTimer(record.isState ? ["timer": "dropped", "id": .string(id!)]
+                                         : ["timer": "dropped", "serial": .int(Int64(record.serial))])
         guard reportingActive else { return }
-        withTimerID(id) { report(.dropped, action: nil, failure: failure, details: ReportDetails(timer: $0, aboutTimer: true)) }
+        withTimerID(id) { idPointer in
+            let details = ReportDetails(timer: idPointer, aboutTimer: true)
+            // An API timer's report names its action, as `timer_fired` would have:
+            // an anonymous one has nothing else to tell it by.
+            if let text, (try? withTimerAction(text, id: idPointer) { (action) -> Bool in
+                report(.dropped, action: action.header, failure: failure, details: details)
+                return true
+            }) == true {
+                return
+            }
+            report(.dropped, action: nil, failure: failure, details: details)
+        }
     }
 
     /// Takes a timer out of the store as it fires: its id and place forget it.
@@ -710,17 +726,26 @@ extension Dispatcher {
     private func fireAPITimer(_ text: String, id: String?) {
         withTimerID(id) { idPointer in
             do throws(UniFlowError) {
-                try text.withCName { (c) throws(UniFlowError) in
-                    try JSONParser.withTree(c!) { (root) throws(UniFlowError) in
-                        var action = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
-                        action.header.byTimer = true
-                        action.header.timer = idPointer
-                        if reportingActive { report(.timerFired, action: action.header, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
-                        _ = process(action)
-                    }
+                try withTimerAction(text, id: idPointer) { action in
+                    if reportingActive { report(.timerFired, action: action.header, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+                    _ = process(action)
                 }
             } catch {
                 if reportingActive { report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            }
+        }
+    }
+
+    /// An API timer's action, resolved from its text and marked as the timer's
+    /// (`id`: its id, nil when anonymous), for `body`, while its text lives.
+    private func withTimerAction<R>(_ text: String, id: UnsafePointer<CChar>?,
+                                    _ body: (ResolvedAction) -> R) throws(UniFlowError) -> R {
+        try text.withCName { (c) throws(UniFlowError) in
+            try JSONParser.withTree(c!) { (root) throws(UniFlowError) in
+                var action = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+                action.header.byTimer = true
+                action.header.timer = id
+                return body(action)
             }
         }
     }
