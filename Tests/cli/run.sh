@@ -74,6 +74,20 @@ case_ check_errors check defs/download.json defs/bad_type.json defs/broken.json 
       defs/missing.json defs/stats.json
 # FILE:LINE names where the element starts: in an array, in one definition object.
 case_ check_error_lines check defs/bad_rule.json defs/bad_initial.json
+# A placeholder is registered for every handler named, however long its name.
+case_ check_long_handler_name check defs/long_handler.json
+# Output that cannot be written fails the command, saying so.
+full_disk_fails() {
+    "$uniflow" "$@" >/dev/full 2>"$tmp/err"
+    [ $? -eq 1 ] && grep -q "^uniflow: cannot write the output" "$tmp/err"
+}
+if [ -w /dev/full ]; then
+    check_ graph_to_a_full_disk full_disk_fails graph $defs
+    check_ check_to_a_full_disk full_disk_fails check $defs
+    check_ paths_to_a_full_disk full_disk_fails paths defs/beat.json
+else
+    echo "skip *_to_a_full_disk: no /dev/full"
+fi
 quietly() { "$@" >/dev/null; }
 check_ check_examples quietly "$uniflow" check ../../examples/definitions/*.json
 
@@ -113,11 +127,24 @@ case_ run_reporting_short run --reporting short $defs actions.jsonl
 case_ run_manual_clock run --clock manual defs/upload.json timed.jsonl
 case_ run_advance_needs_manual_clock run $defs advance.jsonl
 case_ run_unknown_clock run --clock sundial $defs advance.jsonl
+# An advance that fires is not a failure, whatever failed before it (line 1 here,
+# and the registration that added the placeholder for the handler it names).
+case_ run_advance_after_a_failure run --clock manual defs/handled_timer.json handled_timer.jsonl
 # --- paths: a shortest way to every state; Archived has none
 case_ paths_upload paths defs/upload.json
 case_ paths_feature paths $defs defs/upload.json --feature FileDownloading
 # Without `transitions` only events and timers lead on: a timer is an advance_ms step.
 case_ paths_timer paths defs/beat.json
+# A timer fired after a sooner one, one with several actions, a state left by a 0 ms
+# timer: guarded. A binding whose filter matches a step (blanks, AnyMutation, no
+# given, a handler) guards the paths through it; one that never matches does not.
+case_ paths_timers_that_may_end_elsewhere paths defs/paths_timers.json
+case_ paths_bindings_that_may_move_on paths defs/paths_bindings.json
+# Of two shortest paths, the one with more sends.
+case_ paths_prefer_sends paths defs/paths_sends.json
+for fixture in paths_timers paths_bindings paths_sends; do
+    check_ "paths_${fixture#paths_}_unguarded_end_in_their_state" sh ./paths_run.sh "$bin_dir" "defs/$fixture.json"
+done
 case_ paths_unknown_feature paths $defs --feature Nope
 case_ paths_without_files paths
 # The paths of the examples run through `uniflow run`, each from an empty model.

@@ -8,15 +8,16 @@
  * template names a state of its own feature is a step too: `{"advance_ms": ms}`,
  * which `uniflow run --clock manual` turns into the timer firing. The search is
  * breadth-first, so each path is as short as any; among paths of the same length
- * one without a guard is preferred, then one made of sends (a flow is written
- * for its events).
+ * one without a guard is preferred, then the one with the most sends (a flow is
+ * written for its events).
  *
- * A path is *guarded* when a step relies on a guard that the search ignored: a
- * target with `if` or `call`, a target after a guarded one for the same event
- * (taken only when that guard fails), a timer whose template computes something,
- * or a state that a model binding with a `given` may leave at once (its `when`
- * names the state or the whole feature, and it submits to the feature). An
- * unguarded path, run from an empty model, ends in its state.
+ * A path is *guarded* when a step relies on something the search does not
+ * follow: a target with `if` or `call`, a target after a guarded one for the
+ * same event (taken only when that guard fails), a timer that may not end where
+ * its step says (see add_timers), or a step after which a model binding may move
+ * the feature on (its filter matches the step's mutation, and it submits to the
+ * feature or calls a handler). An unguarded path, run from an empty model, ends
+ * in its state.
  *
  * Payloads are made from defaults, else zero values: every field of the state
  * entered that is not optional gets its default or 0, "", false, [] or {} by its
@@ -42,7 +43,7 @@ typedef struct step {
 typedef struct best {
     int length; /* 0: not reached */
     int guarded;
-    int is_send;
+    int sends;  /* how many of its steps are sends */
     const step *last;
 } best;
 
@@ -204,37 +205,141 @@ static int computed(json_t *value) {
     return 0;
 }
 
-/* The state timers of `from` whose first template on this feature names its state:
- * firing one is an {"advance_ms": ms} step. */
+/* Whether timer `i` of a state's `after` fires before timer `j` once both are
+ * armed: sooner, or as soon and declared first (they are armed in that order). */
+static int fires_before(json_t *timers, size_t i, size_t j) {
+    double a = json_number_value(json_object_get(json_array_get(timers, i), "ms"));
+    double b = json_number_value(json_object_get(json_array_get(timers, j), "ms"));
+    return a < b || (a == b && i < j);
+}
+
+/* Whether a state has a timer of 0 ms: entered by a timer step, it fires at the
+ * same instant, within the same advance. */
+static int has_instant_timer(const graph *g, int state) {
+    size_t i;
+    json_t *timer;
+    json_array_foreach(json_object_get(json_object_get(g->states, g->names[state]), "after"), i, timer) {
+        if (json_number_value(json_object_get(timer, "ms")) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The state timers of `from` whose template names states of this feature:
+ * firing one is an {"advance_ms": ms} step into each state its actions name
+ * (the feature passes through them in turn). The step is guarded when something
+ * the search does not follow may decide otherwise: a computed template, more
+ * than one action on the feature (a later one moves it on, or an earlier one
+ * fails), a timer of the state that fires before it, or a 0 ms timer of the
+ * state entered (it fires within the same advance). */
 static void add_timers(graph *g, int from) {
     json_t *timers = json_object_get(json_object_get(g->states, g->names[from]), "after");
     size_t i;
     json_t *timer;
     json_array_foreach(timers, i, timer) {
         json_t *submit = json_object_get(timer, "submit");
+        int targets[256], count = 0, actions = 0;
         size_t k;
         json_t *action;
         json_array_foreach(submit, k, action) {
             const char *feature = json_string_value(json_object_get(action, "feature"));
             const char *into_name = json_string_value(json_object_get(action, "into"));
             if (feature == NULL || strcmp(feature, g->feature) != 0 || into_name == NULL) continue;
-            int into = state_index(g, into_name);
-            if (into < 0 || into == from) continue;
+            int state = state_index(g, into_name);
+            if (state < 0) continue;
+            actions++;
+            if (state != from && count < (int)(sizeof targets / sizeof targets[0])) targets[count++] = state;
+        }
+        int guarded = computed(submit) || actions > 1;
+        for (size_t j = 0; j < json_array_size(timers); j++) {
+            if (j != i && fires_before(timers, j, i)) guarded = 1;
+        }
+        for (int t = 0; t < count; t++) {
             json_t *advance = json_object();
             json_object_set(advance, "advance_ms", json_object_get(timer, "ms"));
-            add_step(g, from, into, computed(submit), advance);
-            break;
+            add_step(g, from, targets[t], guarded || has_instant_timer(g, targets[t]), advance);
         }
     }
 }
 
-/* Whether a model binding with a guard may move the feature on as soon as it
- * enters `state`: its `when` names the state or the whole feature, it has a
- * `given`, and it submits to the feature. */
-static int left_by_binding(json_t *features, const char *feature, const char *state) {
-    char whole[300], one[600];
-    snprintf(whole, sizeof whole, "<%s>", feature);
-    snprintf(one, sizeof one, "%s.%s", feature, state);
+/* A filter (docs/filters.md) taken apart: its form and up to four names
+ * (feature, state; a TransitionBetween's second feature and state). */
+typedef struct filter {
+    char form[32];
+    char names[4][257];
+    int count;
+} filter;
+
+static const char *skip_blanks(const char *at) {
+    while (*at == ' ' || *at == '\t') at++;
+    return at;
+}
+
+/* Copies the name at `at` into `name`; returns what follows, NULL if none. */
+static const char *read_name(const char *at, char *name, size_t size) {
+    size_t n = 0;
+    while ((*at >= 'A' && *at <= 'Z') || (*at >= 'a' && *at <= 'z') || *at == '_' || (n > 0 && *at >= '0' && *at <= '9')) {
+        if (n + 1 >= size) return NULL;
+        name[n++] = *at++;
+    }
+    name[n] = '\0';
+    return n > 0 ? at : NULL;
+}
+
+/* Parses `text` into `f`; 0 if it does not parse (the library, which registered
+ * it, would have refused it: a caller then assumes the worst). */
+static int parse_filter(const char *text, filter *f) {
+    f->count = 0;
+    const char *at = read_name(skip_blanks(text), f->form, sizeof f->form);
+    if (at == NULL) return 0;
+    at = skip_blanks(at);
+    if (*at == '<') {
+        at = skip_blanks(at + 1);
+        for (;;) {
+            if (f->count == 4 || (at = read_name(at, f->names[f->count], sizeof f->names[0])) == NULL) return 0;
+            f->count++;
+            at = skip_blanks(at);
+            if (*at == '.' || *at == ',') {
+                at = skip_blanks(at + 1);
+                continue;
+            }
+            break;
+        }
+        if (*at != '>') return 0;
+        at = skip_blanks(at + 1);
+    }
+    return *at == '\0';
+}
+
+/* Whether the filter `when` matches a step's mutation of `feature`: an
+ * initialization into `into` (`from` NULL) or a transition from `from` into
+ * `into`. A filter that does not parse matches. */
+static int filter_matches(const char *when, const char *feature, const char *from, const char *into) {
+    filter f;
+    if (!parse_filter(when, &f)) return 1;
+    const char *form = f.form;
+    int initializes = from == NULL;
+    if (strcmp(form, "AnyMutation") == 0) return f.count == 0;
+    if (f.count == 0 || strcmp(f.names[0], feature) != 0) return 0;
+    const char *state = f.count > 1 ? f.names[1] : "";
+    if (strcmp(form, "AnyMutationOf") == 0 || strcmp(form, "AnySettingOf") == 0) return 1;
+    if (strcmp(form, "AnyUpdateOf") == 0 || strcmp(form, "Transition") == 0) return !initializes;
+    if (strcmp(form, "Initialization") == 0) return initializes;
+    if (strcmp(form, "SettingInto") == 0) return strcmp(state, into) == 0;
+    if (strcmp(form, "InitializationInto") == 0) return initializes && strcmp(state, into) == 0;
+    if (strcmp(form, "TransitionInto") == 0) return !initializes && strcmp(state, into) == 0;
+    if (strcmp(form, "TransitionFrom") == 0) return !initializes && strcmp(state, from) == 0;
+    if (strcmp(form, "TransitionBetween") == 0) {
+        return !initializes && f.count == 4 && strcmp(state, from) == 0 && strcmp(f.names[3], into) == 0;
+    }
+    return 0; /* actualizations and deinitializations: a path makes none */
+}
+
+/* Whether a model binding may move the feature on as soon as a step enters
+ * `into` (from `from`, NULL for an initialization): its `when` matches that
+ * mutation, and it submits to the feature something other than an actualization,
+ * or calls a handler (which may submit anything). With a `given` it may or may
+ * not; without, it does: either way the path no longer surely ends there. */
+static int left_by_binding(json_t *features, const char *feature, const char *from, const char *into) {
     size_t f;
     json_t *definition;
     json_array_foreach(features, f, definition) {
@@ -242,19 +347,12 @@ static int left_by_binding(json_t *features, const char *feature, const char *st
         json_t *binding;
         json_array_foreach(json_object_get(definition, "bindings"), b, binding) {
             const char *when = json_string_value(json_object_get(binding, "when"));
-            if (when == NULL || json_array_size(json_object_get(binding, "given")) == 0) continue;
-            while (*when == ' ') when++;
-            /* Filters a path's steps never match: they only initialize and transition into. */
-            if (strncmp(when, "Actualization", 13) == 0 || strncmp(when, "Deinitialization", 16) == 0
-                || strncmp(when, "TransitionFrom", 14) == 0) {
-                continue;
-            }
-            const char *at = strstr(when, one);
-            int names_state = at != NULL && (at[strlen(one)] == '>' || at[strlen(one)] == ',' || at[strlen(one)] == ' ');
-            if (!names_state && strstr(when, whole) == NULL) continue;
+            if (when == NULL || !filter_matches(when, feature, from, into)) continue;
+            json_t *then = json_object_get(binding, "then");
+            if (json_object_get(then, "call") != NULL) return 1;
             size_t k;
             json_t *action;
-            json_array_foreach(json_object_get(json_object_get(binding, "then"), "submit"), k, action) {
+            json_array_foreach(json_object_get(then, "submit"), k, action) {
                 const char *target = json_string_value(json_object_get(action, "feature"));
                 const char *kind = json_string_value(json_object_get(action, "kind"));
                 if (kind != NULL && strcmp(kind, "actualize") == 0) continue; /* stays in the state */
@@ -265,12 +363,12 @@ static int left_by_binding(json_t *features, const char *feature, const char *st
     return 0;
 }
 
-/* Whether a path of `length` ending with `s` beats what `b` holds. */
-static int better(const best *b, int length, int guarded, int is_send) {
+/* Whether a path of `length` with `sends` sends beats what `b` holds. */
+static int better(const best *b, int length, int guarded, int sends) {
     if (b->length == 0 || length < b->length) return 1;
     if (length > b->length) return 0;
     if (guarded != b->guarded) return !guarded;
-    return is_send && !b->is_send;
+    return sends > b->sends;
 }
 
 static void print_path(const graph *g, const best *found, int state, FILE *out) {
@@ -335,7 +433,10 @@ static int feature_paths(json_t *definition, json_t *features, FILE *out, FILE *
         add_timers(&g, s);
     }
     for (int e = 0; e < g.step_count; e++) {
-        if (left_by_binding(features, g.feature, g.names[g.steps[e].into])) g.steps[e].guarded = 1;
+        const step *s = &g.steps[e];
+        if (left_by_binding(features, g.feature, s->from < 0 ? NULL : g.names[s->from], g.names[s->into])) {
+            g.steps[e].guarded = 1;
+        }
     }
 
     /* Relaxed until nothing improves: at most one round per state. */
@@ -343,16 +444,16 @@ static int feature_paths(json_t *definition, json_t *features, FILE *out, FILE *
         changed = 0;
         for (int e = 0; e < g.step_count; e++) {
             const step *s = &g.steps[e];
-            int length = 1, guarded = s->guarded;
+            const char *kind = json_string_value(json_object_get(s->action, "kind"));
+            int length = 1, guarded = s->guarded, sends = kind != NULL && strcmp(kind, "send") == 0;
             if (s->from >= 0) {
                 if (found[s->from].length == 0) continue;
                 length = found[s->from].length + 1;
                 guarded = guarded || found[s->from].guarded;
+                sends += found[s->from].sends;
             }
-            const char *kind = json_string_value(json_object_get(s->action, "kind"));
-            int is_send = kind != NULL && strcmp(kind, "send") == 0;
-            if (better(&found[s->into], length, guarded, is_send)) {
-                found[s->into] = (best){length, guarded, is_send, s};
+            if (better(&found[s->into], length, guarded, sends)) {
+                found[s->into] = (best){length, guarded, sends, s};
                 changed = 1;
             }
         }

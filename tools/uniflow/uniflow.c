@@ -411,18 +411,37 @@ static int placeholder_handler(uf_binding_call *call, void *payload) {
     return -1;
 }
 
-/* The handler name of an "unknown handler 'NAME'" message, copied into name;
- * 0 if the message is not about a handler. */
-static int unknown_handler_name(const char *message, char *name, size_t size) {
+/* Registers a placeholder under every string a "call" member holds anywhere in
+ * the definitions (event targets, given, then): adding them one refusal at a time
+ * instead cost a whole registration per handler. A name the library refuses, or
+ * one already registered, is left to uf_register to report. */
+static void add_placeholders(uf_dispatcher *d, json_t *value) {
+    if (json_is_object(value)) {
+        const char *key;
+        json_t *member;
+        json_object_foreach(value, key, member) {
+            if (strcmp(key, "call") == 0 && json_is_string(member)) {
+                (void)uf_register_handler(d, json_string_value(member), placeholder_handler, NULL, NULL);
+            } else {
+                add_placeholders(d, member);
+            }
+        }
+    } else if (json_is_array(value)) {
+        size_t i;
+        json_t *item;
+        json_array_foreach(value, i, item) add_placeholders(d, item);
+    }
+}
+
+/* The handler name of an "unknown handler 'NAME'" message (freed by the caller);
+ * NULL if the message is not about a handler. */
+static char *unknown_handler_name(const char *message) {
     static const char marker[] = "unknown handler '";
     const char *start = strstr(message, marker);
-    if (start == NULL) return 0;
+    if (start == NULL) return NULL;
     start += sizeof marker - 1;
     const char *end = strrchr(start, '\'');
-    if (end == NULL || (size_t)(end - start) >= size) return 0;
-    memcpy(name, start, (size_t)(end - start));
-    name[end - start] = '\0';
-    return 1;
+    return end == NULL ? NULL : strndup(start, (size_t)(end - start));
 }
 
 /* Registers one definition file. On failure prints "FILE: message" on stderr and
@@ -434,14 +453,20 @@ static int register_file(uf_dispatcher *d, const char *path) {
         fprintf(stderr, "%s: cannot read: %s\n", path, why);
         return UF_EIO;
     }
+    json_t *parsed = json_loads(text, 0, NULL);
+    add_placeholders(d, parsed);
+    json_decref(parsed);
     int status;
     for (;;) {
         status = uf_register(d, text);
-        char name[1024];
-        if (status != UF_ENOTFOUND || !unknown_handler_name(uf_last_error(), name, sizeof name)) break;
-        /* Registration is all or nothing: add the handler and try again. A second
-         * refusal for the same name (the handler exists) ends the loop. */
-        if (uf_register_handler(d, name, placeholder_handler, NULL, NULL) != UF_OK) {
+        char *name = status == UF_ENOTFOUND ? unknown_handler_name(uf_last_error()) : NULL;
+        if (name == NULL) break;
+        /* One the walk above could not see: add it and try again (registration is
+         * all or nothing). A second refusal for the same name (the handler exists)
+         * ends the loop. */
+        int added = uf_register_handler(d, name, placeholder_handler, NULL, NULL);
+        free(name);
+        if (added != UF_OK) {
             status = uf_register(d, text); /* brings the registration's message back */
             break;
         }
@@ -614,10 +639,11 @@ static int is_blank(const char *line) {
 /* What a line of an actions file is, besides an action. */
 enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCED, LINE_BAD };
 
-/* {"advance_ms": N} advances a manual clock (LINE_ADVANCED, uf_last_status() is
- * the advance's); {"path": ...} heads a path `uniflow paths` printed (LINE_PATH);
- * anything else is an action for the library to judge (LINE_ACTION). */
-static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem) {
+/* {"advance_ms": N} advances a manual clock (LINE_ADVANCED, *advanced is what
+ * uf_clock_advance returned); {"path": ...} heads a path `uniflow paths` printed
+ * (LINE_PATH); anything else is an action for the library to judge (LINE_ACTION). */
+static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem,
+                                 int *advanced) {
     if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL) return LINE_ACTION;
     json_t *value = json_loads(line, 0, NULL);
     enum control kind = LINE_ACTION;
@@ -633,7 +659,7 @@ static enum control control_line(const char *line, int manual, uf_dispatcher *d,
             *problem = "advance_ms needs a manual clock: run with --clock manual";
             kind = LINE_BAD;
         } else {
-            uf_clock_advance(d, (uint64_t)json_integer_value(ms));
+            *advanced = uf_clock_advance(d, (uint64_t)json_integer_value(ms));
             kind = LINE_ADVANCED;
         }
     } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
@@ -709,14 +735,14 @@ static int command_run(const arguments *args) {
             /* Without its line end, so that a JSON error's "line 1, column N" is this line's. */
             while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) line[--length] = '\0';
             const char *problem = NULL;
-            int status;
-            switch (control_line(line, manual, d, &problem)) {
+            int status, advanced = UF_OK;
+            switch (control_line(line, manual, d, &problem, &advanced)) {
             case LINE_ACTION: status = uf_submit(d, line); break;
             /* Each path starts from nothing: the model is emptied, silently (a
              * restore sends no mutation), so that the whole output of `paths`
              * runs as it is. */
             case LINE_PATH: status = uf_state_restore(d, "{}"); break;
-            case LINE_ADVANCED: status = uf_last_status(); break;
+            case LINE_ADVANCED: status = advanced; break;
             default:
                 fflush(stdout);
                 fprintf(stderr, "%s:%lu: UF_ESCHEMA: %s\n", actions_path, number, problem);
@@ -870,29 +896,37 @@ static const command *find_command(const char *name) {
     return NULL;
 }
 
+/* The exit status once stdout is flushed: output that could not be written (a
+ * full disk, a closed pipe) fails the command, whatever it was. */
+static int finish_output(int status) {
+    int error = fflush(stdout) != 0 ? errno : 0;
+    if (error == 0 && !ferror(stdout)) return status;
+    /* A command that flushed on its own has already lost the write's errno. */
+    if (error) fprintf(stderr, "uniflow: cannot write the output: %s\n", strerror(error));
+    else fputs("uniflow: cannot write the output\n", stderr);
+    return status == 0 ? 1 : status;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fputs(overall_usage, stderr);
-        return EXIT_USAGE;
-    }
+    if (argc < 2) return usage_error("%s", "no command given");
     const char *name = argv[1];
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
         fputs(overall_usage, stdout);
-        return 0;
+        return finish_output(0);
     }
     if (strcmp(name, "--version") == 0) {
         printf("uniflow %s (libuniflow %s)\n", UNIFLOW_VERSION, uf_version());
-        return 0;
+        return finish_output(0);
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3) {
             fputs(overall_usage, stdout);
-            return 0;
+            return finish_output(0);
         }
         const command *topic = find_command(argv[2]);
         if (topic == NULL) return usage_error("unknown command '%s'", argv[2]);
         fputs(topic->usage, stdout);
-        return 0;
+        return finish_output(0);
     }
     const command *chosen = find_command(name);
     if (chosen == NULL) {
@@ -911,5 +945,5 @@ int main(int argc, char **argv) {
         }
     }
     free(args.operands);
-    return status;
+    return finish_output(status);
 }
