@@ -14,8 +14,9 @@
 ///   arrays and strings work;
 /// * strings are Swift strings: a `substr` or string index that splits a
 ///   surrogate pair yields U+FFFD where JavaScript keeps a lone surrogate;
-/// * integers in the data beyond 2^53 stay exact when returned inside an array
-///   or object (JavaScript's `JSON.parse` would have rounded them);
+/// * an array or object of the data returned whole keeps its integers beyond
+///   2^53 exact (JavaScript's `JSON.parse` would have rounded them); a number
+///   read on its own is a double, as in JavaScript, wherever it goes;
 /// * `log`, dotted operator names (json-logic-js's `a.b` method lookup) and any
 ///   unknown operator are errors, at `validate` and at `apply`.
 ///
