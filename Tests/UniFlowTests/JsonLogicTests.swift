@@ -130,6 +130,18 @@ private func expectRuleError(_ text: String, _ fragment: String, sourceLocation:
     ])
     func givenNumbersAndStrings_whenCalculated_thenJavaScriptsNumbers(_ text: String) throws { try expectCase(text) }
 
+    @Test(arguments: [
+        // An array of the data returned whole keeps its integers exact...
+        #"[{"var": "a"}, {"a": [9007199254740993]}, [9007199254740993]]"#,
+        // ...a number read on its own is a double, wherever it goes.
+        #"[[{"var": "a"}], {"a": 9007199254740993}, [9007199254740992]]"#,
+        #"[{"merge": [{"var": "a"}]}, {"a": [9007199254740993]}, [9007199254740992]]"#,
+        #"[{"var": "a.0"}, {"a": [9007199254740993]}, 9007199254740992]"#,
+    ])
+    func givenIntegersPast2To53InTheData_whenReturned_thenOnlyWholeArraysKeepThem(_ text: String) throws {
+        try expectCase(text)
+    }
+
     @Test func givenAnIntegralResultPast2To53_whenApplied_thenItIsADouble() throws {
         let result = try JsonLogic.apply(["+": [9_007_199_254_740_992, 2]], data: nil)
         #expect(result == .double(9_007_199_254_740_994))
