@@ -2,7 +2,8 @@
  * test_threads.c — many threads, one dispatcher (docs/processing.md, "Threads").
  *
  * Four threads submit 100,000 actions each through uf_dispatch with prepared
- * structs. Every action must be accounted for (applied + rejected == submitted,
+ * structs (UNIFLOW_THREAD_ACTIONS: another number; Tests/valgrind/run, under
+ * which the threads take turns, uses fewer). Every action must be accounted for (applied + rejected == submitted,
  * no other status), every applied action must reach the subscriber and the
  * reporter exactly once, seq must count without gaps, and the model must agree
  * with the number of applied mutations. Readers and subscription churn run
@@ -13,7 +14,10 @@
 
 #include "check.h"
 
-enum { THREADS = 4, ACTIONS_PER_THREAD = 100000 };
+#include <stdlib.h>
+
+enum { THREADS = 4 };
+static long actions_per_thread = 100000;
 
 static uf_dispatcher *d;
 
@@ -70,7 +74,7 @@ static void *flip_toggle(void *arg) {
     on.feature = off.feature = "Toggle";
     on.into = "On";
     off.into = "Off";
-    for (int i = 0; i < ACTIONS_PER_THREAD; ++i) {
+    for (long i = 0; i < actions_per_thread; ++i) {
         int status = uf_dispatch(d, (i & 1) ? &off : &on);
         if (status == UF_OK) ++stats->ok;
         else if (status == UF_REJECTED) ++stats->rejected;
@@ -101,7 +105,7 @@ static void four_threads_flipping_a_toggle_lose_nothing(void) {
         other += stats[t].other;
     }
     printf("toggle: %lu applied, %lu rejected\n", ok, rejected);
-    CHECK(ok + rejected == (unsigned long)THREADS * ACTIONS_PER_THREAD);
+    CHECK(ok + rejected == (unsigned long)THREADS * (unsigned long)actions_per_thread);
     CHECK(other == 0);
     CHECK(ok > 0);
     CHECK(observed.mutations == ok);
@@ -152,7 +156,7 @@ static void *increment_counter(void *arg) {
     a.feature = "Counter";
     a.into = "Counting";
     a.via = increment;
-    for (int i = 0; i < ACTIONS_PER_THREAD; ++i) {
+    for (long i = 0; i < actions_per_thread; ++i) {
         int status = uf_dispatch(d, &a);
         if (status == UF_OK) ++*applied;
         else problem(uf_status_name(status), uf_last_error());
@@ -230,7 +234,7 @@ static void four_threads_incrementing_a_counter_lose_nothing(void) {
     pthread_join(churner, NULL);
     printf("counter: %lu applied, %lu reads, %d subscriptions churned\n", total, reads, churn_freed);
 
-    CHECK(total == (unsigned long)THREADS * ACTIONS_PER_THREAD);
+    CHECK(total == (unsigned long)THREADS * (unsigned long)actions_per_thread);
     CHECK(counter_mutations == total);
     CHECK(counter_last == (long long)total);
     char expected[128];
@@ -347,6 +351,12 @@ static void dispatch_try_does_not_wait(void) {
 }
 
 int main(void) {
+    const char *actions = getenv("UNIFLOW_THREAD_ACTIONS");
+    if (actions != NULL) {
+        char *end = NULL;
+        actions_per_thread = strtol(actions, &end, 10);
+        REQUIRE(end != actions && *end == '\0' && actions_per_thread > 0);
+    }
     dispatch_try_does_not_wait();
     four_threads_flipping_a_toggle_lose_nothing();
     four_threads_incrementing_a_counter_lose_nothing();
