@@ -77,6 +77,23 @@ import Testing
         #expect(seen.lines.count == 8)
     }
 
+    @Test func interceptorsEndedWithoutAnyActionLeaveNoSlotBehind() {
+        let h = Harness(options: nil, Self.definitions)
+        let seen = Recorder()
+        let kept = Self.intercept(h, feature: "Lamp", seen)
+        for _ in 0..<1000 {
+            #expect(uf_unsubscribe(h.d, Self.intercept(h, seen)) == UF_OK)
+        }
+        let core = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(h.d)).takeUnretainedValue()
+        #expect(core.registrations.interceptors.count == 1)
+        // The one left still runs, and only for its feature.
+        #expect(h.submit(#"{"kind":"initialize","feature":"Lamp","into":"Off"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Counter","into":"Counting"}"#) == UF_OK)
+        #expect(seen.lines == ["1 Lamp Off"])
+        #expect(uf_unsubscribe(h.d, kept) == UF_OK)
+        #expect(core.registrations.interceptors.isEmpty)
+    }
+
     @Test func aVetoInABatchFailsItAndDropsWhatInterceptorsQueued() {
         let h = Harness(Self.definitions)
         let seen = Recorder()

@@ -78,6 +78,9 @@ extension Dispatcher {
         registrations.interceptorsEnded = true
         registrations.byID[registrations.interceptors[index].id] = nil
         if !registrations.interceptors[index].running { registrations.interceptors[index].callback.release() }
+        // Now, unless interceptors are running: waiting for the next action to
+        // compact let a host that adds and ends them without acting grow the list.
+        compactInterceptors()
         updateInterceptionFlags()
     }
 
