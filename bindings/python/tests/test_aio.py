@@ -224,3 +224,65 @@ def test_close_detaches_from_the_loop() -> None:
         assert loop.remove_reader(fd) is False
 
     asyncio.run(main())
+
+
+def test_closing_the_dispatcher_ends_what_waits_on_the_loop() -> None:
+    async def main() -> List[Any]:
+        d = Dispatcher(timers="host")
+        d.register(LAMP)
+        d.attach()
+        d.initialize("Lamp", "Off")
+
+        async def iterate(stream: Any) -> str:
+            async for _ in stream:
+                pass
+            return "ended"
+
+        mutations = asyncio.ensure_future(iterate(d.mutations()))
+        values = asyncio.ensure_future(iterate(d.values("Lamp.state")))
+        waiting = asyncio.ensure_future(d.wait_for("TransitionInto<Lamp.On>"))
+        await asyncio.sleep(0.01)  # every one waits now
+        d.close()
+        done = await asyncio.wait_for(asyncio.gather(mutations, values, waiting, return_exceptions=True), 5)
+        return [d if isinstance(d, str) else (type(d).__name__, str(d)) for d in done]
+
+    assert asyncio.run(main()) == [
+        "ended", "ended",
+        ("Misuse", "wait_for(): the dispatcher was closed before a matching mutation")]
+
+
+def test_a_dispatcher_attaches_again_once_its_loop_is_closed() -> None:
+    with Dispatcher(timers="host") as d:
+        d.register(LAMP)
+
+        async def turn(into: str) -> str:
+            d.attach()
+            waiting = d.wait_for(f"TransitionInto<Lamp.{into}>", timeout=5)
+            d.transition("Lamp", into=into)
+            m = await waiting
+            return m.new.name
+
+        d.initialize("Lamp", "Off")
+        assert asyncio.run(turn("On")) == "On"
+        # The first loop is closed; the dispatcher, still attached to it, goes to the new one.
+        assert asyncio.run(turn("Off")) == "Off"
+
+
+def test_a_wait_for_never_awaited_ends_its_subscription() -> None:
+    import gc
+    import warnings
+
+    async def main() -> int:
+        with Dispatcher(timers="host") as d:
+            d.register(LAMP)
+            d.attach()
+            before = len(d._keep)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # "never awaited"
+                for _ in range(100):
+                    d.wait_for("TransitionInto<Lamp.On>")
+                gc.collect()
+            return len(d._keep) - before
+
+    assert asyncio.run(main()) == 0
+

@@ -260,3 +260,113 @@ def test_via_lambdas_are_released_after_each_action() -> None:
         gc.collect()
         assert len(_callbacks._vias) == before
         assert d.get("Counter") == uniflow.State("Counting", {"n": 100})
+
+
+SESSION: Any = {"feature": "Session",
+                "states": {"Active": {"after": [{"ms": 1, "submit": [{"kind": "transition", "feature": "Session",
+                                                                      "into": "Expired"}]}]},
+                           "Expired": {}}}
+
+
+def test_a_dispatcher_whose_last_reference_goes_in_its_own_timer_callback_is_freed_after_it() -> None:
+    # A heartbeat's subscriber, on the library's timer thread, drops the last
+    # reference to its own dispatcher: it must not be freed under that callback (the
+    # callbacks it keeps would go while C still calls them), but after it returns.
+    # Then nothing beats any more.
+    holder: Any = {}
+    beats: List[int] = []
+    dropped = threading.Event()
+
+    def start() -> None:
+        d = uniflow.Dispatcher()
+        d.register({"feature": "Beat", "states": {"On": {"after": [{"ms": 1, "submit": [
+            {"kind": "transition", "feature": "Beat", "into": "On", "same": True}]}]}}})
+
+        def beat(m: uniflow.Mutation) -> None:
+            beats.append(m.seq)
+            if len(beats) == 3:
+                holder.clear()
+                dropped.set()
+
+        d.subscribe(beat, when="Transition<Beat>")
+        d.initialize("Beat", "On")
+        holder["d"] = d
+
+    start()
+    assert dropped.wait(10)
+    threading.Event().wait(0.3)  # a heart that still beat would beat ~300 times
+    assert len(beats) <= 4, beats
+
+
+def test_a_dispatcher_left_open_with_a_timer_firing_does_not_hang_the_exit(tmp_path: Any) -> None:
+    import os
+    import subprocess
+
+    script = tmp_path / "left_open.py"
+    script.write_text(
+        "import uniflow\n"
+        "d = uniflow.Dispatcher()\n"
+        "d.register({'feature': 'Beat', 'states': {'On': {'after': [{'ms': 1, 'submit': [\n"
+        "    {'kind': 'transition', 'feature': 'Beat', 'into': 'On', 'same': True}]}]}}})\n"
+        "d.subscribe(lambda m: sum(range(1000)))\n"
+        "d.initialize('Beat', 'On')\n"
+        "import time; time.sleep(0.05)\n"
+        "print('end of script')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "end of script\n"), done.stderr
+
+
+def test_a_kept_mutation_read_on_another_thread_while_lent_stays_right() -> None:
+    import queue
+
+    with uniflow.Dispatcher() as d:
+        d.register(COUNTER)
+        d.initialize("Counter", "Counting", payload={"n": 0})
+        handed: "queue.Queue[Any]" = queue.Queue()
+        d.subscribe(handed.put, when="ActualizationIn<Counter.Counting>")
+        wrong: List[Any] = []
+
+        def reader() -> None:
+            while True:
+                m = handed.get()
+                if m is None:
+                    return
+                # Read while the subscriber may be returning: the lent record or the
+                # snapshot, never freed memory.
+                if m.new != uniflow.State("Counting", {"n": m.seq - 1}) or m.feature != "Counter":
+                    wrong.append((m.seq, m.new))
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        for n in range(1, 3001):
+            d.actualize("Counter", "Counting", payload={"n": n})
+        handed.put(None)
+        thread.join()
+        assert wrong == []
+
+
+def test_an_exception_of_a_call_made_in_a_timer_callback_is_raised_by_that_call(monkeypatch: Any) -> None:
+    unraisable: List[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    raised: List[BaseException] = []
+    done = threading.Event()
+    with uniflow.Dispatcher() as d, uniflow.Dispatcher() as other:
+        d.register(SESSION)
+        other.register(COUNTER)
+
+        def on_expired(m: uniflow.Mutation) -> None:
+            # A call of another dispatcher, inside a callback on the timer thread: its
+            # via's exception is that call's to raise.
+            try:
+                other.initialize("Counter", "Counting", via=lambda cur: 1 / 0)
+            except BaseException as error:
+                raised.append(error)
+            done.set()
+
+        d.subscribe(on_expired, when="TransitionInto<Session.Expired>")
+        d.initialize("Session", "Active")
+        assert done.wait(10)
+    assert [type(e) for e in raised] == [ZeroDivisionError]
+    assert unraisable == []
+

@@ -208,6 +208,14 @@ def test_the_oldest_deferred_delivery_is_dropped_and_counted() -> None:
         [dropped] = [r for r in reports if r["event"] == "dropped"]
         assert dropped["status"] == "UF_ENOMEM"
         assert dropped["seq"] == 1
+        # Kept and read after its subscriber returned, it says the same. (Both
+        # subscriptions share the limit: 6 deliveries, the last 2 are made.)
+        kept: List[uniflow.Mutation] = []
+        d.subscribe(kept.append, deferred=True)
+        for into in ("Off", "On", "Off"):
+            d.transition("Lamp", into=into)
+        d.run_pending()
+        assert [(m.new.name, m.dropped) for m in kept] == [("Off", 2)]
 
 
 def test_a_durable_snapshot_carries_timers_and_restores_them() -> None:

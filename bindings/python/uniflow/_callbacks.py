@@ -100,7 +100,7 @@ def store_error(errors: Errors, exc: BaseException, where: str) -> None:
     On a thread that no Python code called into (the library's timer thread), no
     call would ever re-raise it: it goes to ``sys.unraisablehook`` at once.
     """
-    if _called_from_c():
+    if _no_caller_takes(errors):
         _unraisable(exc, where, "raised on the library's timer thread, where no call can re-raise it")
         return
     ident = get_ident()
@@ -110,14 +110,21 @@ def store_error(errors: Errors, exc: BaseException, where: str) -> None:
         errors[ident] = exc
 
 
-def _called_from_c() -> bool:
-    """Whether the thread's outermost Python frame is a trampoline: C started it."""
+def _no_caller_takes(errors: Errors) -> bool:
+    """Whether no Python call will re-raise an exception of this dispatcher's callback.
+
+    The exception is left for the outermost of the dispatcher's callbacks on this
+    stack (see :func:`take_error`), so it is taken by the Python call that led to that
+    one, if any: when C started it (the library's timer thread), nothing will. A
+    callback of another dispatcher in between does not matter: the call of this
+    dispatcher made inside it takes the exception."""
     frame: Optional[types.FrameType] = sys._getframe(1)
-    outermost = frame
+    outermost: Optional[types.FrameType] = None
     while frame is not None:
-        outermost = frame
+        if frame.f_code in _TRAMPOLINE_CODES and frame.f_locals.get("errors") is errors:
+            outermost = frame
         frame = frame.f_back
-    return outermost is not None and outermost.f_code in _TRAMPOLINE_CODES
+    return outermost is not None and outermost.f_back is None
 
 
 def take_error(errors: Errors) -> Optional[BaseException]:

@@ -9,6 +9,7 @@ Made with ``timers="host"``, an attached dispatcher never starts a thread of its
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Optional
 
 from .errors import Misuse
@@ -23,6 +24,8 @@ __all__ = ["attach", "detach", "mutations", "values", "wait_for"]
 
 def attach(d: "Dispatcher", loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
     """Adds the dispatcher to ``loop`` (the running loop when ``None``)."""
+    if d._loop is not None and d._loop.is_closed():
+        d._loop = None  # its loop ended (an earlier asyncio.run): attach afresh
     if d._loop is not None:
         if loop is None or loop is d._loop:
             return
@@ -53,17 +56,31 @@ def _require(d: "Dispatcher", what: str) -> asyncio.AbstractEventLoop:
     return loop
 
 
+#: What a closed dispatcher puts in an iteration's queue: the iteration ends.
+_CLOSED: Any = object()
+
+
+def _call_on(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
+    """Runs ``fn(*args)`` on ``loop``'s thread (close() may run on any thread)."""
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(fn, *args)
+
+
 class _Deliveries:
     """What a deferred subscription or watch delivers, as an async iterator. It
     subscribes when it is made, so that nothing done between the call and the first
     ``async for`` step is missed, and unsubscribes when the iteration ends,
-    ``aclose()`` is awaited, or it is collected (leaving an ``async for`` drops it)."""
+    ``aclose()`` is awaited, or it is collected (leaving an ``async for`` drops it).
+    It ends when the dispatcher is closed."""
 
-    def __init__(self, subscribe: Callable[[Callable[[Any], Any]], Any]) -> None:
+    def __init__(self, d: "Dispatcher", loop: asyncio.AbstractEventLoop,
+                 subscribe: Callable[[Callable[[Any], Any]], Any]) -> None:
+        self._loop = loop
         self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
         # Set first: if subscribing raises, __del__ still finds the attribute.
         self._subscription: Any = None
         self._subscription = subscribe(self._queue.put_nowait)
+        d._waiting.add(self)
 
     def __aiter__(self) -> "_Deliveries":
         return self
@@ -71,7 +88,14 @@ class _Deliveries:
     async def __anext__(self) -> Any:
         if self._subscription is None:
             raise StopAsyncIteration
-        return await self._queue.get()
+        item = await self._queue.get()
+        if item is _CLOSED:
+            self._subscription = None
+            raise StopAsyncIteration
+        return item
+
+    def dispatcher_closed(self) -> None:
+        _call_on(self._loop, self._queue.put_nowait, _CLOSED)
 
     async def aclose(self) -> None:
         self.close()
@@ -88,15 +112,15 @@ class _Deliveries:
 def mutations(d: "Dispatcher", when: Optional[str] = None) -> AsyncIterator[Mutation]:
     """Every mutation matched by ``when`` from the call on, delivered on the loop;
     leaving the ``async for`` unsubscribes."""
-    _require(d, "mutations()")
-    return _Deliveries(lambda put: d.subscribe(put, when, deferred=True))
+    loop = _require(d, "mutations()")
+    return _Deliveries(d, loop, lambda put: d.subscribe(put, when, deferred=True))
 
 
 def values(d: "Dispatcher", select: Any) -> AsyncIterator[Any]:
     """A watch's values (its value at the call first), delivered on the loop; leaving
     the ``async for`` ends the watch."""
-    _require(d, "values()")
-    return _Deliveries(lambda put: d.watch(select, put, deferred=True))
+    loop = _require(d, "values()")
+    return _Deliveries(d, loop, lambda put: d.watch(select, put, deferred=True))
 
 
 def wait_for(d: "Dispatcher", when: Optional[str] = None,
@@ -105,21 +129,41 @@ def wait_for(d: "Dispatcher", when: Optional[str] = None,
     after ``timeout`` seconds), to be awaited.
 
     Not a coroutine function: the subscription is made by the call, so a mutation made
-    between the call and the ``await`` is not missed, and ``Misuse`` is raised there."""
+    between the call and the ``await`` is not missed, and ``Misuse`` is raised there.
+    Closing the dispatcher while it waits raises ``Misuse`` from the ``await``; a
+    coroutine never awaited ends its subscription when it is collected."""
     loop = _require(d, "wait_for()")
-    future: "asyncio.Future[Mutation]" = loop.create_future()
-
-    def first(m: Mutation) -> Any:
-        if not future.done():
-            future.set_result(m)
-        return STOP
-
-    subscription = d.subscribe(first, when, deferred=True)
+    waiter = _FirstMutation(loop)
+    subscription = d.subscribe(waiter.first, when, deferred=True)
+    d._waiting.add(waiter)
 
     async def waiting() -> Mutation:
         try:
-            return await asyncio.wait_for(future, timeout)
+            return await asyncio.wait_for(waiter.future, timeout)
         finally:
             subscription.cancel()
 
-    return waiting()
+    coroutine = waiting()
+    # Not at interpreter exit: the dispatchers are closed then.
+    weakref.finalize(coroutine, subscription.cancel).atexit = False
+    return coroutine
+
+
+class _FirstMutation:
+    """The future ``wait_for()`` awaits, and what sets it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.future: "asyncio.Future[Mutation]" = loop.create_future()
+
+    def first(self, m: Mutation) -> Any:
+        if not self.future.done():
+            self.future.set_result(m)
+        return STOP
+
+    def dispatcher_closed(self) -> None:
+        _call_on(self._loop, self._fail)
+
+    def _fail(self) -> None:
+        if not self.future.done():
+            self.future.set_exception(Misuse("wait_for(): the dispatcher was closed before a matching mutation"))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import math
 import os
+import threading
 import weakref
 from ctypes import byref, c_char, c_int, c_uint64, c_void_p
 from typing import (
@@ -196,6 +198,9 @@ class Dispatcher(PreparedActions):
         # dispatcher's address passes exactly that address. Nothing reads the c_char.
         # None once closed (NULL: the library answers UF_EINVAL, _finish says closed).
         self._handle_arg = byref(c_char.from_address(handle.value))  # type: ignore[arg-type]
+        #: what waits on the event loop for this dispatcher (aio): told when it closes
+        self._waiting: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        _open.add(self)
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -224,6 +229,10 @@ class Dispatcher(PreparedActions):
         self._handle_arg = None
         self._clear_prepared()
         self._keep.clear()  # C released everything; drop what a dead weakref missed
+        _open.discard(self)
+        # Async iterations end and wait_for() fails: nothing will come.
+        for waiter in list(self._waiting):
+            waiter.dispatcher_closed()
 
     @property
     def closed(self) -> bool:
@@ -240,11 +249,23 @@ class Dispatcher(PreparedActions):
         self.close()
 
     def __del__(self) -> None:
-        if self._handle is not None:
-            try:
-                self.close()
-            except BaseException:  # pragma: no cover - finalizers must not raise
-                pass
+        if self._handle is None:
+            return
+        if _callbacks.in_callback_of(self._errors):
+            # The last reference went inside one of its own callbacks. No Python call
+            # of it can be running (its frame would hold a reference), so this is the
+            # library's timer thread, still using the dispatcher and the callbacks
+            # this object keeps. Another thread frees it (uf_dispatcher_free waits
+            # for the firing under way); the thread's reference resurrects it until then.
+            threading.Thread(target=self._close_quietly, name="uniflow-close").start()
+            return
+        self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        try:
+            self.close()
+        except BaseException:  # pragma: no cover - finalizers must not raise
+            pass
 
     def __repr__(self) -> str:
         if self._handle is None:
@@ -800,3 +821,16 @@ class Dispatcher(PreparedActions):
         """Starts an observer binding evaluated in Python:
         ``d.scenario("...").when(filter).given(map=f).given(if_=p).then(do=g)``."""
         return Scenario(self, text)
+
+
+#: Every dispatcher not yet closed. At interpreter exit they are closed while threads
+#: can still take the GIL: later, the library's timer thread, inside a Python callback
+#: of a dispatcher left open, would be stopped for good, and freeing the dispatcher in
+#: the module's teardown would wait for it forever.
+_open: "weakref.WeakSet[Dispatcher]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_dispatchers() -> None:
+    for d in list(_open):
+        d._close_quietly()

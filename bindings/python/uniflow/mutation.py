@@ -18,6 +18,7 @@ nothing.
 from __future__ import annotations
 
 import json
+from threading import RLock
 from typing import Any, Dict, Optional
 
 from .errors import Misuse
@@ -61,21 +62,27 @@ class Mutation:
     # returns. The reference it adds lets the trampoline's one refcount check stand for
     # both questions "was it kept?" and "was anything cached that must be forgotten
     # before the object is lent again?" (see _callbacks._subscriber_function).
-    __slots__ = ("_ptr", "_cache", "_pin")
+    # _lock: held while the lent pointer is read, and by _detach: another thread
+    # reading a kept Mutation while the subscriber returns must not read the record
+    # C frees once it has (the calls into C release the GIL). Reentrant: _detach
+    # reads through _read and _full.
+    __slots__ = ("_ptr", "_cache", "_pin", "_lock")
 
     def __init__(self, ptr: Optional[int] = None) -> None:
         self._ptr: Optional[int] = ptr
         self._cache: Optional[Dict[str, Any]] = None
         self._pin: Optional[Mutation] = None
+        self._lock = RLock()
 
     # -- lifetime ------------------------------------------------------------------------
 
     def _detach(self) -> None:
         """Called when the subscriber returned and kept a reference: snapshot, then forget."""
-        if self._ptr is not None:
-            self._full()
-            self._read("dropped")  # not part of the mutation's JSON
-            self._ptr = None
+        with self._lock:
+            if self._ptr is not None:
+                self._read("dropped")  # not part of the mutation's JSON: before the record
+                self._full()
+                self._ptr = None
 
     def _cache_dict(self) -> Dict[str, Any]:
         cache = self._cache
@@ -89,9 +96,12 @@ class Mutation:
         cache = self._cache_dict()
         record = cache.get("record")
         if record is None:
-            if self._ptr is None:
-                raise _expired("Mutation")
-            record = cache["record"] = json.loads(_C.uf_mutation_json(self._ptr))
+            with self._lock:
+                record = cache.get("record")  # _detach may have snapshotted it meanwhile
+                if record is None:
+                    if self._ptr is None:
+                        raise _expired("Mutation")
+                    record = cache["record"] = json.loads(_C.uf_mutation_json(self._ptr))
         return record  # type: ignore[no-any-return]
 
     def _read(self, name: str) -> Any:
@@ -100,6 +110,10 @@ class Mutation:
         value = cache.get(name, _MISSING)
         if value is not _MISSING:
             return value
+        with self._lock:
+            return self._read_locked(name, cache)
+
+    def _read_locked(self, name: str, cache: Dict[str, Any]) -> Any:
         ptr = self._ptr
         if ptr is not None and "record" not in cache:
             if name == "kind":
