@@ -349,6 +349,9 @@ static void numbers_beyond_their_range_are_refused(void) {
     CHECK_STATUS(uf_dispatcher_new(&nd, "{\"max_cascade\":5.0,\"deferred_limit\":1e3}"), UF_OK);
     uf_dispatcher_free(nd);
     CHECK_ERROR(uf_dispatcher_new(&nd, "{\"deferred_limit\":0.0}"), UF_EINVAL, "option 'deferred_limit' must be an integer >= 1, got 0.0");
+    /* A journal path with \u0000 would open the file named by what comes before it. */
+    CHECK_ERROR(uf_dispatcher_new(&nd, "{\"journal\":\"uniflow-nul.jsonl\\u0000.other\"}"), UF_EINVAL,
+                "option 'journal': the path contains \\u0000, which no file name can hold");
     uf_dispatcher_free(d);
 }
 

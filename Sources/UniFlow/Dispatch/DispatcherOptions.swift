@@ -60,6 +60,10 @@ struct DispatcherOptions: Sendable, Equatable {
                 guard let path = value.stringValue, !path.isEmpty else {
                     throw UniFlowError(.invalidArgument, "option 'journal' must be a non-empty path, got \(value.jsonText)")
                 }
+                // The file system would read the path only up to it: another file.
+                guard !path.utf8.contains(0) else {
+                    throw UniFlowError(.invalidArgument, "option 'journal': the path contains \\u0000, which no file name can hold")
+                }
                 journal = path
             case "journal_sync":
                 guard let flag = value.boolValue else {

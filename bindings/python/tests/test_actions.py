@@ -361,9 +361,13 @@ def test_via_that_raises_is_re_raised_and_nothing_changes(d: uniflow.Dispatcher)
     assert d.actualize("Main", "Main", payload={"val": 2}) is uniflow.OK
 
 
-def test_via_returning_an_unserializable_value_raises_type_error(d: uniflow.Dispatcher) -> None:
-    with pytest.raises(TypeError):
+def test_via_returning_an_unserializable_value_is_invalid_argument(d: uniflow.Dispatcher) -> None:
+    # As a payload= argument that json.dumps cannot write is.
+    with pytest.raises(uniflow.InvalidArgument, match="payload is not JSON-serializable"):
         d.initialize("Main", "Main", via=lambda cur: {"val": object()})
+    with pytest.raises(uniflow.InvalidArgument, match="NUL"):
+        d.initialize("Main", "Main", via=lambda cur: '{"val": 1}\x00 and the rest')
+    assert d.get("Main") is None
     with pytest.raises(TypeError, match="callable"):
         d.initialize("Main", "Main", via=42)  # type: ignore[arg-type]
 

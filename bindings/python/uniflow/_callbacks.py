@@ -36,6 +36,7 @@ from . import intercept as _intercept
 from . import mutation as _mutation
 from ._library import (FREE_FN, HANDLER_FN, INTERCEPTOR_FN, REPORT_FN, SUBSCRIBER_FN, VIA_FN, WATCH_FN,
                        holding_the_gil)
+from .errors import InvalidArgument
 from .intercept import Action, Veto
 from .mutation import BindingCall, Mutation
 from .values import DECLINE, REJECT, STOP
@@ -181,12 +182,20 @@ RELEASE = FREE_FN(_release)
 
 
 def encode_payload(value: Any) -> bytes:
-    """A payload (dict, JSON text or bytes) as the bytes C expects."""
+    """A payload (dict, JSON text or bytes) as the bytes C expects: JSON text cut by a
+    NUL, or a value ``json.dumps`` cannot write, is :class:`InvalidArgument`."""
     if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value)
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        raw = value.encode("utf-8")
+    elif isinstance(value, (bytes, bytearray)):
+        raw = bytes(value)
+    else:
+        try:
+            return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except (TypeError, ValueError, RecursionError) as error:
+            raise InvalidArgument(f"payload is not JSON-serializable: {error}") from error
+    if b"\0" in raw:
+        raise InvalidArgument("payload contains a NUL character")
+    return raw
 
 
 def _via(ctx: int, token: Optional[int]) -> int:

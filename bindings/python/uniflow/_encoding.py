@@ -9,7 +9,15 @@ from typing import Any, Optional
 from . import _callbacks
 from .errors import InvalidArgument, InvalidJSON
 
-__all__ = ["name", "payload_bytes", "json_text", "json_value_text", "json_item", "take_string"]
+__all__ = ["c_text", "name", "payload_bytes", "json_text", "json_value_text", "json_item", "take_string"]
+
+
+def c_text(raw: bytes, what: str) -> bytes:
+    """Bytes for a C string: C would read them only up to a NUL, and use what comes
+    before it as if it were all."""
+    if b"\0" in raw:
+        raise InvalidArgument(f"{what} contains a NUL character")
+    return raw
 
 
 def name(value: Optional[str], what: str) -> Optional[bytes]:
@@ -20,25 +28,20 @@ def name(value: Optional[str], what: str) -> Optional[bytes]:
         if "\0" in value:
             raise InvalidArgument(f"{what} contains a NUL character: {value!r}")
         return value.encode("utf-8")
-    if isinstance(value, bytes):
-        return value
     raise TypeError(f"{what} must be a str, got {type(value).__name__}")
 
 
 def payload_bytes(payload: Any) -> bytes:
     """A payload (dict, JSON text or bytes) as JSON bytes."""
-    try:
-        return _callbacks.encode_payload(payload)
-    except (TypeError, ValueError) as error:
-        raise InvalidArgument(f"payload is not JSON-serializable: {error}") from error
+    return _callbacks.encode_payload(payload)
 
 
 def json_text(value: Any, what: str) -> bytes:
     """A dict/list as JSON, a str/bytes as the JSON text it already is."""
     if isinstance(value, str):
-        return value.encode("utf-8")
+        return c_text(value.encode("utf-8"), what)
     if isinstance(value, (bytes, bytearray)):
-        return bytes(value)
+        return c_text(bytes(value), what)
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError) as error:

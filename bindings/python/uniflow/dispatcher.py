@@ -27,6 +27,7 @@ from typing import (
 
 from . import _callbacks, aio
 from ._encoding import json_item as _json_item
+from ._encoding import c_text as _c_text
 from ._encoding import json_text as _json_text
 from ._encoding import json_value_text as _json_text_value
 from ._encoding import name as _name
@@ -103,10 +104,14 @@ def _selector(select: Any) -> bytes:
 
 
 def _milliseconds(seconds: float, what: str) -> int:
-    """Seconds as whole milliseconds, rounded up (a timer never fires early)."""
+    """Seconds as whole milliseconds, rounded up (a timer never fires early). Past 2^53
+    ms the library refuses them; past 2^64 a C uint64_t would wrap, so they stop here."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
         raise InvalidArgument(f"{what} must be a number of seconds >= 0, got {seconds!r}")
-    return int(math.ceil(seconds * 1000 - 1e-9))
+    ms = int(math.ceil(seconds * 1000 - 1e-9))
+    if ms > 2**53:
+        raise InvalidArgument(f"{what} is {seconds!r}, more than 2^53 ms")
+    return ms
 
 
 class Dispatcher(PreparedActions):
@@ -167,7 +172,7 @@ class Dispatcher(PreparedActions):
         if journal is not None:
             options["journal"] = os.fspath(journal)
         handle = c_void_p()
-        rc = lib.uf_dispatcher_new(byref(handle), json.dumps(options).encode() if options else None)
+        rc = lib.uf_dispatcher_new(byref(handle), _json_text(options, "options") if options else None)
         if rc < 0:
             check(rc)
         self._lib = lib
@@ -318,13 +323,13 @@ class Dispatcher(PreparedActions):
         lib = self._lib
         if isinstance(definitions, (str, bytes)):
             # Bytes go to the library as they are: text that is not UTF-8 is its UF_EJSON.
-            raw = definitions if isinstance(definitions, bytes) else definitions.encode("utf-8")
+            raw = os.fsencode(definitions)
             if raw.lstrip().startswith((b"{", b"[")):
-                rc = lib.uf_register(handle, raw)
+                rc = lib.uf_register(handle, _c_text(raw, "definitions"))
             else:
-                rc = lib.uf_register_file(handle, os.fsencode(definitions))
+                rc = lib.uf_register_file(handle, _c_text(raw, "path"))
         elif isinstance(definitions, os.PathLike):
-            rc = lib.uf_register_file(handle, os.fsencode(definitions))
+            rc = lib.uf_register_file(handle, _c_text(os.fsencode(definitions), "path"))
         else:
             rc = lib.uf_register(handle, _json_text(definitions, "definitions"))
         return self._finish(rc)
@@ -434,7 +439,8 @@ class Dispatcher(PreparedActions):
         feature is in ``in_``, or initialized (``initialized`` true or neither given), or
         absent (``initialized=False``). A trigger applies no mutation.
         """
-        uninitialized = 1 if initialized is False else 0
+        # Any false value means "absent", on both paths below.
+        uninitialized = 1 if initialized is not None and not initialized else 0
         if submit is None and (in_ is None or initialized is None):
             return self._dispatch_full(_TRIGGER, feature, in_, None, False, uninitialized, None, via,
                                        scope, context, id, key)
@@ -449,6 +455,8 @@ class Dispatcher(PreparedActions):
             if value is not None:
                 action[name] = value
         if submit is not None:
+            if isinstance(submit, (str, bytes, bytearray, Mapping)):
+                raise TypeError(f"submit takes a list of actions, got {type(submit).__name__}")
             action["submit"] = [_json_item(a, f"submit[{i}]") if isinstance(a, (str, bytes)) else dict(a)
                                 for i, a in enumerate(submit)]
         return self.submit(action, via=via)
@@ -571,7 +579,7 @@ class Dispatcher(PreparedActions):
 
     def replay(self, journal: Union[str, "os.PathLike[str]"]) -> Status:
         """Installs the mutations (and timers) of a journal written with the same definitions."""
-        return self._finish(_require(self._lib, "uf_replay_file")(self._handle, os.fsencode(journal)))
+        return self._finish(_require(self._lib, "uf_replay_file")(self._handle, _c_text(os.fsencode(journal), "journal")))
 
     def graph(self, feature: Optional[str] = None) -> str:
         """Graphviz DOT of the registered features (or of one)."""
@@ -696,11 +704,13 @@ class Dispatcher(PreparedActions):
         if not callable(fn):
             raise TypeError(f"subscriber must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
+        # Arguments first: once kept, the callback is released only by the library.
+        when_bytes = _name(when, "when")
+        subscribe = _require(self._lib, "uf_subscribe_deferred") if deferred else self._lib.uf_subscribe
         cfunc = _callbacks.make_subscriber(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
-        subscribe = _require(self._lib, "uf_subscribe_deferred") if deferred else self._lib.uf_subscribe
-        rc = subscribe(handle, _name(when, "when"), cfunc, token, _callbacks.RELEASE, byref(out))
+        rc = subscribe(handle, when_bytes, cfunc, token, _callbacks.RELEASE, byref(out))
         return Subscription(self, self._registered(rc, token, out), token, when)
 
     def on(self, when: Optional[str] = None, deferred: bool = False) -> Callable[[F], F]:
@@ -732,14 +742,20 @@ class Dispatcher(PreparedActions):
         if not callable(fn):
             raise TypeError(f"watch function must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
+        selector = _selector(select)
+        watch = _require(self._lib, "uf_watch_deferred" if deferred else "uf_watch")
         cfunc = _callbacks.make_watch(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
-        watch = _require(self._lib, "uf_watch_deferred" if deferred else "uf_watch")
-        rc = watch(handle, _selector(select), cfunc, token, _callbacks.RELEASE, byref(out))
+        rc = watch(handle, selector, cfunc, token, _callbacks.RELEASE, byref(out))
         result = Watch(self, self._registered(rc, token, out), token, select)
-        # The first value was delivered inside uf_watch: its exception is this call's.
-        self._finish(Status.OK)
+        # The first value was delivered inside uf_watch: its exception is this call's,
+        # and a call that raises has registered nothing (no handle would end it).
+        try:
+            self._finish(Status.OK)
+        except BaseException:
+            result.cancel()
+            raise
         return result
 
     def intercept(self, fn: Any = None, feature: Optional[str] = None) -> Any:
@@ -768,11 +784,12 @@ class Dispatcher(PreparedActions):
         if not callable(fn):
             raise TypeError(f"interceptor must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
+        feature_bytes = _name(feature, "feature")
+        intercept = _require(self._lib, "uf_intercept")
         cfunc = _callbacks.make_interceptor(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
-        rc = _require(self._lib, "uf_intercept")(handle, _name(feature, "feature"), cfunc, token,
-                                                  _callbacks.RELEASE, byref(out))
+        rc = intercept(handle, feature_bytes, cfunc, token, _callbacks.RELEASE, byref(out))
         return Interceptor(self, self._registered(rc, token, out), token, feature)
 
     def set_reporter(self, fn: Optional[Callable[[Dict[str, Any]], Any]]) -> None:
@@ -805,9 +822,10 @@ class Dispatcher(PreparedActions):
         if not callable(fn):
             raise TypeError(f"handler must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
+        name_bytes = _name(name, "name")
         cfunc = _callbacks.make_handler(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
-        rc = register(handle, _name(name, "name"), cfunc, token, _callbacks.RELEASE)
+        rc = register(handle, name_bytes, cfunc, token, _callbacks.RELEASE)
         if rc < 0:
             self._keep.pop(token, None)
             self._finish(rc)
