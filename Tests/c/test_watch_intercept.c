@@ -230,6 +230,50 @@ static void bad_interceptors_are_refused_and_payload_free_runs_once(void) {
     check_list_clear(&it.seen);
 }
 
+/* ---- Interceptors ended by a payload_free, while a loop walks their list ---- */
+
+static uf_dispatcher *ending_d;
+static uint64_t ending_ids[4];
+static int ending_calls[4], ending_frees[4];
+static int ending_self;
+
+static int count_and_maybe_end(uf_intercepted *a, void *payload) {
+    int n = (int)(intptr_t)payload;
+    ++ending_calls[n];
+    if (n == 0 && ending_self) uf_unsubscribe(uf_intercepted_dispatcher(a), uf_intercepted_id(a));
+    return UF_OK;
+}
+
+/* A's payload_free ends B: inside the interceptor loop (A ended itself, and is
+ * released once it returned), or inside uf_dispatcher_free's release of every one. */
+static void free_and_end_b(void *payload) {
+    int n = (int)(intptr_t)payload;
+    ++ending_frees[n];
+    if (n == 0) CHECK_STATUS(uf_unsubscribe(ending_d, ending_ids[1]), UF_OK);
+}
+
+static void interceptors_ended_under_a_walk_of_their_list_skip_none(void) {
+    for (int run = 0; run < 2; ++run) {
+        ending_self = run == 0;
+        memset(ending_calls, 0, sizeof ending_calls);
+        memset(ending_frees, 0, sizeof ending_frees);
+        ending_d = check_dispatcher(NULL, "{\"feature\":\"Lamp\",\"states\":{\"Off\":{},\"On\":{}}}");
+        for (int i = 0; i < 4; ++i) {
+            CHECK_STATUS(uf_intercept(ending_d, NULL, count_and_maybe_end, (void *)(intptr_t)i, free_and_end_b,
+                                      &ending_ids[i]), UF_OK);
+        }
+        if (ending_self) {
+            CHECK_STATUS(uf_submit(ending_d, "{\"kind\":\"initialize\",\"feature\":\"Lamp\",\"into\":\"Off\"}"), UF_OK);
+            /* B ended before its turn; C and D, alive, are called in order. */
+            CHECK(ending_calls[0] == 1 && ending_calls[1] == 0 && ending_calls[2] == 1 && ending_calls[3] == 1);
+            CHECK_STATUS(uf_submit(ending_d, "{\"kind\":\"transition\",\"feature\":\"Lamp\",\"into\":\"On\"}"), UF_OK);
+            CHECK(ending_calls[0] == 1 && ending_calls[1] == 0 && ending_calls[2] == 2 && ending_calls[3] == 2);
+        }
+        uf_dispatcher_free(ending_d);
+        CHECK(ending_frees[0] == 1 && ending_frees[1] == 1 && ending_frees[2] == 1 && ending_frees[3] == 1);
+    }
+}
+
 int main(void) {
     a_watch_sees_the_current_value_then_changes();
     a_watch_ends_itself_and_payload_free_runs_once();
@@ -239,5 +283,6 @@ int main(void) {
     a_timers_action_names_its_timer();
     vetoes_and_failures();
     bad_interceptors_are_refused_and_payload_free_runs_once();
+    interceptors_ended_under_a_walk_of_their_list_skip_none();
     return check_summary();
 }

@@ -78,7 +78,7 @@ extension Dispatcher {
         registrations.interceptorsEnded = true
         registrations.byID[registrations.interceptors[index].id] = nil
         if !registrations.interceptors[index].running { registrations.interceptors[index].callback.release() }
-        // Now, unless interceptors are running: waiting for the next action to
+        // Now, unless a loop walks the list: waiting for the next action to
         // compact let a host that adds and ends them without acting grow the list.
         compactInterceptors()
         updateInterceptionFlags()
@@ -140,8 +140,10 @@ extension Dispatcher {
                                        feature: feature, state: state, key: key)
         // Interceptors added while this runs have higher ids and wait for the next action.
         let limit = registrations.nextID
+        var failure: UniFlowError? = nil
+        registrations.interceptorWalks += 1
         var i = 0
-        while i < registrations.interceptors.count {
+        while failure == nil && i < registrations.interceptors.count {
             let index = i
             i += 1
             // Fields read one by one: copying the slot would retain its callback.
@@ -161,19 +163,20 @@ extension Dispatcher {
                 registrations.interceptorsEnded = true
             }
             if result > 0 {
-                return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)")
-            }
-            if result < 0 {
-                return UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
+                failure = UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)")
+            } else if result < 0 {
+                failure = UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
             }
         }
+        registrations.interceptorWalks -= 1
         if registrations.interceptorsEnded { compactInterceptors() }
-        return nil
+        return failure
     }
 
-    /// Drops ended interceptors from the list once none of them is running.
+    /// Drops ended interceptors from the list, unless a loop walks it (an
+    /// interceptor's callback or `payload_free` may end others) or one is running.
     private func compactInterceptors() {
-        guard !registrations.interceptors.contains(where: { $0.running }) else { return }
+        guard registrations.interceptorWalks == 0, !registrations.interceptors.contains(where: { $0.running }) else { return }
         registrations.interceptors.removeAll { !$0.alive }
         for (i, slot) in registrations.interceptors.enumerated() { registrations.byID[slot.id] = .interceptor(i) }
         registrations.interceptorsEnded = false

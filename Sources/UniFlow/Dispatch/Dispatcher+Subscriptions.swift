@@ -165,10 +165,12 @@ extension Dispatcher {
             registrations.watches[i].alive = false
             registrations.watches[i].callback.release()
         }
+        registrations.interceptorWalks += 1
         for i in registrations.interceptors.indices where registrations.interceptors[i].alive {
             registrations.interceptors[i].alive = false
             registrations.interceptors[i].callback.release()
         }
+        registrations.interceptorWalks -= 1
         registrations.byID.removeAll()
     }
 

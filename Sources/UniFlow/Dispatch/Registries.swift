@@ -40,6 +40,10 @@ struct Registrations {
     var interceptors: [InterceptorSlot] = []
     /// An interceptor ended since the list was last compacted.
     var interceptorsEnded = false
+    /// Loops walking `interceptors` by index (calling them, releasing them): a
+    /// callback or `payload_free` they run may end interceptors, but the list must
+    /// not shift under them.
+    var interceptorWalks = 0
 
     /// A new id.
     mutating func makeID() -> UInt64 {
