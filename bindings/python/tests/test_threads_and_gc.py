@@ -268,31 +268,38 @@ SESSION: Any = {"feature": "Session",
                            "Expired": {}}}
 
 
-def test_a_dispatcher_whose_last_reference_goes_in_its_own_timer_callback_is_freed_after_it() -> None:
+@pytest.mark.parametrize("where", ["in the subscriber", "with its result"])
+def test_a_dispatcher_whose_last_reference_goes_in_its_own_timer_callback_is_freed_after_it(where: str) -> None:
     # A heartbeat's subscriber, on the library's timer thread, drops the last
-    # reference to its own dispatcher: it must not be freed under that callback (the
-    # callbacks it keeps would go while C still calls them), but after it returns.
-    # Then nothing beats any more.
+    # reference to its own dispatcher: while it runs, or when the trampoline lets go
+    # of what it returned (no Python frame left then). It must not be freed under the
+    # callback (the callbacks it keeps would go while C still calls them, a second
+    # subscriber included), but after it returns. Then nothing beats any more.
     holder: Any = {}
     beats: List[int] = []
     dropped = threading.Event()
 
-    def start() -> None:
-        d = uniflow.Dispatcher()
-        d.register({"feature": "Beat", "states": {"On": {"after": [{"ms": 1, "submit": [
-            {"kind": "transition", "feature": "Beat", "into": "On", "same": True}]}]}}})
+    class Owner:
+        def __init__(self) -> None:
+            self.d = uniflow.Dispatcher()
+            self.d.register({"feature": "Beat", "states": {"On": {"after": [{"ms": 1, "submit": [
+                {"kind": "transition", "feature": "Beat", "into": "On", "same": True}]}]}}})
+            self.d.subscribe(self.beat, when="Transition<Beat>")
+            self.d.subscribe(lambda m: None)  # called after the first
+            self.d.initialize("Beat", "On")
 
-        def beat(m: uniflow.Mutation) -> None:
+        @staticmethod
+        def beat(m: uniflow.Mutation) -> Any:
             beats.append(m.seq)
-            if len(beats) == 3:
+            if len(beats) != 3:
+                return None
+            dropped.set()
+            if where == "in the subscriber":
                 holder.clear()
-                dropped.set()
+                return None
+            return holder.pop("owner")
 
-        d.subscribe(beat, when="Transition<Beat>")
-        d.initialize("Beat", "On")
-        holder["d"] = d
-
-    start()
+    holder["owner"] = Owner()
     assert dropped.wait(10)
     threading.Event().wait(0.3)  # a heart that still beat would beat ~300 times
     assert len(beats) <= 4, beats

@@ -216,6 +216,13 @@ def test_the_oldest_deferred_delivery_is_dropped_and_counted() -> None:
             d.transition("Lamp", into=into)
         d.run_pending()
         assert [(m.new.name, m.dropped) for m in kept] == [("Off", 2)]
+        # Also when the whole record was read first (to_dict() snapshots it).
+        whole: List[Any] = []
+        d.subscribe(lambda m: whole.append((m.to_dict()["seq"], m)), deferred=True)
+        for into in ("On", "Off", "On"):
+            d.transition("Lamp", into=into)
+        d.run_pending()
+        assert [m.dropped for _, m in whole] == [2]
 
 
 def test_a_durable_snapshot_carries_timers_and_restores_them() -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import math
 import os
+import sys
 import threading
 import weakref
 from ctypes import byref, c_char, c_int, c_uint64, c_void_p
@@ -205,7 +205,6 @@ class Dispatcher(PreparedActions):
         self._handle_arg = byref(c_char.from_address(handle.value))  # type: ignore[arg-type]
         #: what waits on the event loop for this dispatcher (aio): told when it closes
         self._waiting: "weakref.WeakSet[Any]" = weakref.WeakSet()
-        _open.add(self)
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -216,25 +215,27 @@ class Dispatcher(PreparedActions):
         Raises :class:`uniflow.Misuse` inside one of the dispatcher's own callbacks
         (close it after the outer call returns). Must not race with other calls.
         """
-        handle = self._handle
-        if handle is None:
+        if self._handle is None:
             return
         lib = self._lib
         if _callbacks.in_callback_of(self._errors):
             raise Misuse("close() was called inside one of the dispatcher's own callbacks; "
                          "close it after the outer call returns")
         self.detach()
-        # uf_dispatcher_free is void: to see whether it refused (inside a C-level
-        # callback of this dispatcher), put a known status first and look after.
-        lib.uf_unsubscribe(None, 0)
-        lib.uf_dispatcher_free(handle)
-        if lib.uf_last_status() == Status.EMISUSE:
-            check(Status.EMISUSE)
-        self._handle = None
+        with _closing:
+            handle = self._handle
+            if handle is None:
+                return
+            # uf_dispatcher_free is void: to see whether it refused (inside a C-level
+            # callback of this dispatcher), put a known status first and look after.
+            lib.uf_unsubscribe(None, 0)
+            lib.uf_dispatcher_free(handle)
+            if lib.uf_last_status() == Status.EMISUSE:
+                check(Status.EMISUSE)
+            self._handle = None
         self._handle_arg = None
         self._clear_prepared()
         self._keep.clear()  # C released everything; drop what a dead weakref missed
-        _open.discard(self)
         # Async iterations end and wait_for() fails: nothing will come.
         for waiter in list(self._waiting):
             waiter.dispatcher_closed()
@@ -256,15 +257,25 @@ class Dispatcher(PreparedActions):
     def __del__(self) -> None:
         if self._handle is None:
             return
-        if _callbacks.in_callback_of(self._errors):
-            # The last reference went inside one of its own callbacks. No Python call
-            # of it can be running (its frame would hold a reference), so this is the
-            # library's timer thread, still using the dispatcher and the callbacks
-            # this object keeps. Another thread frees it (uf_dispatcher_free waits
-            # for the firing under way); the thread's reference resurrects it until then.
-            threading.Thread(target=self._close_quietly, name="uniflow-close").start()
+        if sys.is_finalizing():
+            # The interpreter is going: the library's timer thread may have been
+            # stopped for good inside a callback, holding the dispatcher, and other
+            # threads may still be in its calls. Freeing could wait forever or race
+            # them; the process's exit frees everything anyway.
             return
-        self._close_quietly()
+        try:
+            self.close()
+        except Misuse:
+            # The last reference went inside one of its own callbacks (the library
+            # refused the free). No Python call of it can be running, its frame would
+            # hold a reference: this is the library's timer thread, still using the
+            # dispatcher and the callbacks this object keeps. Another thread frees it
+            # (uf_dispatcher_free waits for the firing under way), its reference
+            # resurrecting this object until then. Not a daemon, which it would
+            # inherit: the exit waits for it.
+            threading.Thread(target=self._close_quietly, name="uniflow-close", daemon=False).start()
+        except BaseException:  # pragma: no cover - finalizers must not raise
+            pass
 
     def _close_quietly(self) -> None:
         try:
@@ -841,14 +852,6 @@ class Dispatcher(PreparedActions):
         return Scenario(self, text)
 
 
-#: Every dispatcher not yet closed. At interpreter exit they are closed while threads
-#: can still take the GIL: later, the library's timer thread, inside a Python callback
-#: of a dispatcher left open, would be stopped for good, and freeing the dispatcher in
-#: the module's teardown would wait for it forever.
-_open: "weakref.WeakSet[Dispatcher]" = weakref.WeakSet()
-
-
-@atexit.register
-def _close_open_dispatchers() -> None:
-    for d in list(_open):
-        d._close_quietly()
+#: Makes close() one at a time: a dispatcher must be freed once, even when a thread
+#: that frees it (see __del__) and a caller's close() meet.
+_closing = threading.Lock()

@@ -80,7 +80,6 @@ class Mutation:
         """Called when the subscriber returned and kept a reference: snapshot, then forget."""
         with self._lock:
             if self._ptr is not None:
-                self._read("dropped")  # not part of the mutation's JSON: before the record
                 self._full()
                 self._ptr = None
 
@@ -101,6 +100,8 @@ class Mutation:
                 if record is None:
                     if self._ptr is None:
                         raise _expired("Mutation")
+                    # Not part of the mutation's JSON: kept beside it while it can be read.
+                    cache.setdefault("dropped", _C.uf_mutation_dropped(self._ptr))
                     record = cache["record"] = json.loads(_C.uf_mutation_json(self._ptr))
         return record  # type: ignore[no-any-return]
 
