@@ -312,6 +312,19 @@ import Testing
         #expect(messages == Array(repeating: "uf_loop_run is not allowed inside a callback of the same dispatcher", count: 2))
     }
 
+    @Test(arguments: [UInt64(18_446_744_073_710), 36_893_488_147_420, 9_007_199_254_740_992])
+    func aTimerCenturiesAwayIsNeverDueNow(delay: UInt64) {
+        // Its deadline in nanoseconds passes 2^64: wrapped, it lay in the past, and a
+        // loop (or the library's thread) woke at once, again and again.
+        let h = Harness(options: #"{"timers":"host"}"#, Seeds.toggle)
+        #expect(uf_submit_after(h.d, #"{"kind":"initialize","feature":"Toggle","into":"Off"}"#, delay, "far", 0) == UF_OK)
+        var ms: Int32 = 0
+        #expect(uf_loop_timeout(h.d, &ms) == UF_OK)
+        #expect(ms == Int32.max)
+        #expect(uf_loop_run(h.d, nil) == UF_OK)
+        #expect(h.timers.contains(#""id":"far""#))
+    }
+
     @Test func badArgumentsAreRefusedAndThePayloadReleased() {
         let h = Harness(Seeds.toggle)
         let freed = FreeCounter()

@@ -75,9 +75,15 @@ struct DispatcherClock {
         }
     }
 
-    /// The monotonic time, in nanoseconds, of a time on this clock (for timerfd).
+    /// The monotonic time, in nanoseconds, of a time on this clock (for timerfd and
+    /// the timer thread's sleep). Saturating at `Int64.max` (292 years of uptime):
+    /// delays reach 2^53 ms, and a deadline that wrapped would lie in the past, so
+    /// a sleep until it would end at once, again and again.
     func monotonicNanoseconds(at time: UInt64) -> UInt64 {
-        origin &+ time &* 1_000_000
+        let (nanoseconds, overflow) = time.multipliedReportingOverflow(by: 1_000_000)
+        let limit = UInt64(Int64.max)
+        guard !overflow, nanoseconds <= limit - min(origin, limit) else { return limit }
+        return origin + nanoseconds
     }
 
     static func monotonicNanoseconds() -> UInt64 { uniflow_clock_nanoseconds(CLOCK_MONOTONIC) }
