@@ -4,6 +4,20 @@ import Glibc
 enum FileReader {
     /// The file's bytes as a NUL-terminated buffer for the JSON parser; `UF_EIO` naming the path otherwise.
     static func read(_ path: UnsafePointer<CChar>) throws(UniFlowError) -> String {
+        try text(bytes(path), path: path)
+    }
+
+    /// The bytes as text, if they are UTF-8; `UF_EJSON` naming the path and the
+    /// place otherwise.
+    static func text(_ bytes: [UInt8], path: UnsafePointer<CChar>) throws(UniFlowError) -> String {
+        // Invalid UTF-8 must reach jansson unchanged so it is refused as JSON,
+        // not repaired: keep the bytes, not a decoded String.
+        if let invalid = validateUTF8(bytes) { throw invalid.prefixed(String(cString: path)) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The file's bytes; `UF_EIO` naming the path otherwise.
+    static func bytes(_ path: UnsafePointer<CChar>) throws(UniFlowError) -> [UInt8] {
         guard let file = fopen(path, "rb") else {
             throw UniFlowError(.io, "cannot read '\(String(cString: path))': \(String(cString: strerror(errno)))")
         }
@@ -20,10 +34,7 @@ enum FileReader {
                 break
             }
         }
-        // Invalid UTF-8 must reach jansson unchanged so it is refused as JSON,
-        // not repaired: keep the bytes, not a decoded String.
-        if let invalid = validateUTF8(bytes) { throw invalid.prefixed(String(cString: path)) }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     private static func validateUTF8(_ bytes: [UInt8]) -> UniFlowError? {

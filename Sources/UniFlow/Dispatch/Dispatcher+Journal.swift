@@ -121,13 +121,16 @@ extension Dispatcher {
     /// changes nothing.
     func replay(path: UnsafePointer<CChar>) throws(UniFlowError) {
         let name = String(cString: path)
-        let text = try FileReader.read(path)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        var tornLine: Int? = nil
-        if let last = lines.last {
-            lines.removeLast()
-            if !last.isEmpty { tornLine = lines.count + 1 }
-        }
+        var bytes = try FileReader.bytes(path)
+        // A torn last line is cut before the rest is read as text: it may end in
+        // the middle of a character.
+        let whole = bytes.lastIndex(of: 10).map { $0 + 1 } ?? 0
+        let tornLine = whole < bytes.count ? bytes[..<whole].reduce(1) { $1 == 10 ? $0 + 1 : $0 } : nil
+        bytes.removeSubrange(whole...)
+        let text = try FileReader.text(bytes, path: path)
+        // Split by the byte: a "\r\n" is one Character, which would join every line.
+        var lines = text.utf8.split(separator: 10, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        lines.removeLast()  // what follows the last "\n": nothing
         // A journal starts with a header line: without one, this is some other
         // file, and saying so beats the first line that fails to parse.
         let notAJournal = UniFlowError(.schema, "\(name): line 1: not a uniflow journal (no header line)")
@@ -170,24 +173,32 @@ extension Dispatcher {
         }
         // Nothing can fail past this point but the journal of this dispatcher.
         // The timers are armed in the order the journaling dispatcher armed
-        // them, so that those due at one instant fire in the same order.
-        try installJournaled(state.model, replacing: before) {
-            var timers: [(order: UInt64, rank: Int, timer: PlannedTimer)] = []
-            self.forEachTimedPlace { place, _, definitions in
-                for (i, definition) in definitions.enumerated() {
-                    guard let (deadline, order) = state.stateTimerDeadline(place, after: i, timer: definition, on: self) else { continue }
-                    timers.append((order, timers.count, PlannedTimer(kind: .state(place, after: i), deadline: deadline, ms: definition.ms)))
-                }
-            }
-            for timer in state.apiTimers.values {
-                // An API timer keeps its wall-clock deadline.
-                let planned = PlannedTimer(kind: .api(action: JSONValue.object(timer.action).jsonText, id: timer.id),
-                                           deadline: self.time.clock.time(atWallClock: timer.dueAt), ms: timer.ms)
-                timers.append((timer.order, timers.count, planned))
-            }
-            return timers.sorted { ($0.order, $0.rank) < ($1.order, $1.rank) }.map(\.timer)
-        }
+        // them, so that those due at one instant fire in the same order. The
+        // restore line it writes carries the replayed seq: a later replay of it
+        // must not count again from an earlier one.
+        let seqBefore = model.seq
         model.seq = max(model.seq, state.lastSeq)
+        do throws(UniFlowError) {
+            try installJournaled(state.model, replacing: before) {
+                var timers: [(order: UInt64, rank: Int, timer: PlannedTimer)] = []
+                self.forEachTimedPlace { place, _, definitions in
+                    for (i, definition) in definitions.enumerated() {
+                        guard let (deadline, order) = state.stateTimerDeadline(place, after: i, timer: definition, on: self) else { continue }
+                        timers.append((order, timers.count, PlannedTimer(kind: .state(place, after: i), deadline: deadline, ms: definition.ms)))
+                    }
+                }
+                for timer in state.apiTimers.values {
+                    // An API timer keeps its wall-clock deadline.
+                    let planned = PlannedTimer(kind: .api(action: JSONValue.object(timer.action).jsonText, id: timer.id),
+                                               deadline: self.time.clock.time(atWallClock: timer.dueAt), ms: timer.ms)
+                    timers.append((timer.order, timers.count, planned))
+                }
+                return timers.sorted { ($0.order, $0.rank) < ($1.order, $1.rank) }.map(\.timer)
+            }
+        } catch {
+            model.seq = seqBefore
+            throw error
+        }
         if let tornLine {
             let failure = UniFlowError(.invalidJSON, "\(name): line \(tornLine) is incomplete (no newline); skipped")
             reportJournal(failure)
@@ -293,7 +304,16 @@ struct JournalState {
         } else {
             try applyMutation(object, on: dispatcher)
         }
-        if case .int(let s) = object["seq"] ?? .null { lastSeq = UInt64(max(s, 0)) }
+        if let seq = object["seq"] { lastSeq = try Self.sequenceNumber(seq) }
+    }
+
+    /// A line's `seq`: what the journaling dispatcher counted, which this one goes
+    /// on from, so an integer a JSON reader keeps exact.
+    static func sequenceNumber(_ value: JSONValue) throws(UniFlowError) -> UInt64 {
+        guard case .int(let seq) = value, seq >= 0, seq <= 1 << 53 else {
+            throw UniFlowError(.schema, "seq: expected an integer from 0 to 2^53, got \(value.jsonText)")
+        }
+        return UInt64(seq)
     }
 
     /// A restore line: the model, entered now. Without `timers` (a state
@@ -363,8 +383,18 @@ struct JournalState {
               case .int(let due)? = line["due_at"], due >= 0, let action = line["action"]?.objectValue else {
             throw UniFlowError(.schema, "a timer line needs 'serial', 'ms', 'due_at' and 'action'")
         }
-        apiTimers[serial] = APITimer(serial: serial, id: line["id"]?.stringValue, ms: UInt64(ms), dueAt: UInt64(due),
-                                     action: action, order: order)
+        // What uf_submit_after and a snapshot would have refused, a journal line does not bring in.
+        let maxDelay = Int64(DefinitionParser.maxTimerMilliseconds)
+        guard ms <= maxDelay, due <= 2 * maxDelay else {
+            throw UniFlowError(.schema, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54")
+        }
+        let id = line["id"]?.stringValue
+        if let id {
+            do throws(UniFlowError) { try Dispatcher.checkTimerID(id, "timer") } catch {
+                throw UniFlowError(.schema, error.message)
+            }
+        }
+        apiTimers[serial] = APITimer(serial: serial, id: id, ms: UInt64(ms), dueAt: UInt64(due), action: action, order: order)
     }
 
     private mutating func applyTimer(_ line: JSONObject) throws(UniFlowError) {

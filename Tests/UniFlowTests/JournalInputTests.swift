@@ -1,0 +1,115 @@
+import CUniFlow
+import Glibc
+import Testing
+@testable import UniFlow
+
+/// Journals read back as they are found on disk: a torn last line cut inside a
+/// character, Windows line ends, and hand-edited lines with numbers a journaling
+/// dispatcher never writes (docs/journal.md).
+@Suite struct JournalInputs {
+    /// A journal of Toggle: the header, then three mutations; its lines.
+    func journal(_ path: String) -> [String] {
+        let h = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+        precondition(h.submit(#"{"kind":"initialize","feature":"Toggle","into":"Off"}"#) == UF_OK)
+        precondition(h.submit(#"{"kind":"transition","feature":"Toggle","into":"On"}"#) == UF_OK)
+        precondition(h.submit(#"{"kind":"transition","feature":"Toggle","into":"Off"}"#) == UF_OK)
+        let text = (try? FileReader.read(path)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    func write(_ path: String, _ text: String) {
+        let file = fopen(path, "wb")!
+        _ = text.withCString { fwrite($0, 1, strlen($0), file) }
+        fclose(file)
+    }
+
+    func replay(_ path: String) -> (status: Int32, error: String, state: String) {
+        let r = Harness(Seeds.toggle)
+        let status = uf_replay_file(r.d, path)
+        return (status, status == UF_OK ? "" : r.lastError, r.state)
+    }
+
+    @Test func aTornLastLineCutInsideACharacterIsSkipped() {
+        let path = temporaryPath("torn-utf8")
+        defer { unlink(path) }
+        let lines = journal(path)
+        // The writer died two bytes into "é" (0xC3 0xA9) of a last line.
+        write(path, lines.joined(separator: "\n") + "\n" + #"{"seq":4,"feature":"Toggle","context":"caf"# + "\u{C3}")
+        var bytes = Array((try? FileReader.bytes(path)) ?? [])
+        bytes.removeLast()  // the second byte of the character
+        let file = fopen(path, "wb")!
+        _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        fclose(file)
+        let r = replay(path)
+        #expect(r.status == UF_OK, "\(r.error)")
+        #expect(r.state == #"{"Toggle":{"state":"Off","payload":{}}}"#)
+    }
+
+    @Test func windowsLineEndsReadLikeUnixOnes() {
+        let path = temporaryPath("crlf")
+        defer { unlink(path) }
+        let lines = journal(path)
+        write(path, lines.joined(separator: "\r\n") + "\r\n")
+        let r = replay(path)
+        #expect(r.status == UF_OK, "\(r.error)")
+        #expect(r.state == #"{"Toggle":{"state":"Off","payload":{}}}"#)
+    }
+
+    @Test(arguments: ["9223372036854775807", "9007199254740993", "-5", "1.5", #""3""#])
+    func aSeqNoJournalingDispatcherWritesIsRefused(seq: String) {
+        let path = temporaryPath("bad-seq")
+        defer { unlink(path) }
+        var lines = journal(path)
+        precondition(lines[3].hasPrefix(#"{"seq":3,"#))
+        lines[3] = #"{"seq":\#(seq)"# + lines[3].dropFirst(#"{"seq":3"#.count)
+        write(path, lines.joined(separator: "\n") + "\n")
+        let r = replay(path)
+        #expect(r.status == UF_ESCHEMA)
+        #expect(r.error.hasSuffix(": line 4: seq: expected an integer from 0 to 2^53, got \(seq)"), "\(r.error)")
+        #expect(r.state == "{}")
+    }
+
+    @Test func aDispatcherThatReplaysJournalsTheSeqItGoesOnFrom() {
+        let first = temporaryPath("seq-first"), second = temporaryPath("seq-second")
+        defer { unlink(first); unlink(second) }
+        _ = journal(first)
+        // A second journaling dispatcher replays the first journal and stops; a third
+        // replays the second's: its next mutation is 4, not 1.
+        do {
+            let h = Harness(options: #"{"journal":"\#(second)"}"#, Seeds.toggle)
+            #expect(uf_replay_file(h.d, first) == UF_OK)
+        }
+        let h = Harness(Seeds.toggle)
+        #expect(uf_replay_file(h.d, second) == UF_OK)
+        var seq: UInt64 = 0
+        h.subscribe(nil) { m in seq = uf_mutation_seq(m); return 0 }
+        #expect(h.submit(#"{"kind":"transition","feature":"Toggle","into":"On"}"#) == UF_OK)
+        #expect(seq == 4)
+    }
+
+    @Test(arguments: [
+        (#""ms":1152921504606846976,"due_at":5"#, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54"),
+        (#""ms":5,"due_at":1152921504606846976"#, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54"),
+    ])
+    func anApiTimerLineOutOfBoundsIsRefused(times: String, message: String) {
+        let path = temporaryPath("bad-timer")
+        defer { unlink(path) }
+        var lines = journal(path)
+        lines.append(#"{"timer":"armed","serial":9,"id":"t",\#(times),"action":{"kind":"trigger","feature":"Toggle"}}"#)
+        write(path, lines.joined(separator: "\n") + "\n")
+        let r = replay(path)
+        #expect(r.status == UF_ESCHEMA)
+        #expect(r.error.hasSuffix(": line 5: \(message)"), "\(r.error)")
+    }
+
+    @Test func anApiTimerLineWithAStateTimersIdIsRefused() {
+        let path = temporaryPath("state-shaped-id")
+        defer { unlink(path) }
+        var lines = journal(path)
+        lines.append(#"{"timer":"armed","serial":9,"id":"Toggle.On.after[0]","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}}"#)
+        write(path, lines.joined(separator: "\n") + "\n")
+        let r = replay(path)
+        #expect(r.status == UF_ESCHEMA)
+        #expect(r.error.hasSuffix(#": line 5: timer: 'Toggle.On.after[0]' is shaped like a state timer's id (it contains '.after[')"#), "\(r.error)")
+    }
+}
