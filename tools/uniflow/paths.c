@@ -337,7 +337,7 @@ static int filter_matches(const char *when, const char *feature, const char *fro
 /* Whether a model binding may move the feature on as soon as a step enters
  * `into` (from `from`, NULL for an initialization): its `when` matches that
  * mutation, and it submits to the feature something other than an actualization,
- * or calls a handler (which may submit anything). With a `given` it may or may
+ * or calls a handler, in `given` or `then` (which may submit anything). With a `given` it may or may
  * not; without, it does: either way the path no longer surely ends there. */
 static int left_by_binding(json_t *features, const char *feature, const char *from, const char *into) {
     size_t f;
@@ -350,6 +350,11 @@ static int left_by_binding(json_t *features, const char *feature, const char *fr
             if (when == NULL || !filter_matches(when, feature, from, into)) continue;
             json_t *then = json_object_get(binding, "then");
             if (json_object_get(then, "call") != NULL) return 1;
+            size_t g;
+            json_t *clause;
+            json_array_foreach(json_object_get(binding, "given"), g, clause) {
+                if (json_object_get(clause, "call") != NULL) return 1; /* a handler may submit too */
+            }
             size_t k;
             json_t *action;
             json_array_foreach(json_object_get(then, "submit"), k, action) {
