@@ -191,6 +191,23 @@ import Testing
         #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
         #expect(reader.state == #"{"Toggle":{"state":"Off","payload":{}}}"#)
     }
+
+    @Test(arguments: [65_535, 65_536, 200_000])
+    func aTornLineLongerThanTheBlocksReadIsCutWhole(length: Int) {
+        let path = temporaryPath("reopen-long")
+        defer { unlink(path) }
+        do {
+            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        }
+        let whole = readAll(path)!
+        writeAll(path, whole + [UInt8](repeating: UInt8(ascii: "x"), count: length))
+        do { _ = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle) }
+        // Cut back to the last newline; the new session's header follows it.
+        let reopened = readAll(path)!
+        #expect(Array(reopened.prefix(whole.count)) == whole)
+        #expect(!reopened.dropFirst(whole.count).contains(UInt8(ascii: "x")))
+    }
 }
 
 func readAll(_ path: String) -> [UInt8]? {

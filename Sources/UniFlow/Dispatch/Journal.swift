@@ -46,12 +46,19 @@ final class Journal {
     private func cutTornLine() throws(UniFlowError) {
         let size = lseek(fd, 0, SEEK_END)
         guard size > 0 else { return }
+        // Backwards a block at a time: a torn line may be megabytes long.
         var keep = size
-        var byte: UInt8 = 0
-        while keep > 0 {
-            guard pread(fd, &byte, 1, keep - 1) == 1 else { break }
-            if byte == UInt8(ascii: "\n") { break }
-            keep -= 1
+        var block = [UInt8](repeating: 0, count: 65536)
+        search: while keep > 0 {
+            let start = max(0, keep - off_t(block.count))
+            let count = Int(keep - start)
+            let read = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, start) }
+            guard read == count else { break }
+            for i in stride(from: count - 1, through: 0, by: -1) where block[i] == UInt8(ascii: "\n") {
+                keep = start + off_t(i) + 1
+                break search
+            }
+            keep = start
         }
         if keep != size && ftruncate(fd, keep) != 0 {
             throw UniFlowError(.io, "cannot repair journal '\(path)': \(String(cString: strerror(errno)))")
