@@ -140,8 +140,10 @@ case_ paths_timer paths defs/beat.json
 # given, a handler) guards the paths through it; one that never matches does not.
 case_ paths_timers_that_may_end_elsewhere paths defs/paths_timers.json
 case_ paths_bindings_that_may_move_on paths defs/paths_bindings.json
-# Of two shortest paths, the one with more sends.
+# Of two shortest paths, the one with more sends; among guarded ones too (one
+# through a guarded prefix with more sends beats one through an unguarded prefix).
 case_ paths_prefer_sends paths defs/paths_sends.json
+case_ paths_prefer_sends_when_guarded paths defs/paths_sends_guarded.json
 for fixture in paths_timers paths_bindings paths_sends; do
     check_ "paths_${fixture#paths_}_unguarded_end_in_their_state" sh ./paths_run.sh "$bin_dir" "defs/$fixture.json"
 done

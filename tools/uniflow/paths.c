@@ -38,13 +38,15 @@ typedef struct step {
     json_t *action; /* owned */
 } step;
 
-/* The best path found to a state so far: its length, whether it is guarded, and
- * the step that ends it. */
+/* The best path found so far to a state, among its unguarded paths or among its
+ * guarded ones (a guarded path's best prefix may be a guarded one with more
+ * sends): its length, its sends, the step that ends it and which of the two
+ * the path before that step is. */
 typedef struct best {
     int length; /* 0: not reached */
-    int guarded;
     int sends;  /* how many of its steps are sends */
     const step *last;
+    int before_guarded;
 } best;
 
 typedef struct graph {
@@ -368,24 +370,31 @@ static int left_by_binding(json_t *features, const char *feature, const char *fr
     return 0;
 }
 
-/* Whether a path of `length` with `sends` sends beats what `b` holds. */
-static int better(const best *b, int length, int guarded, int sends) {
+/* Whether a path of `length` with `sends` sends beats what `b` holds (of the
+ * same guardedness). */
+static int better(const best *b, int length, int sends) {
     if (b->length == 0 || length < b->length) return 1;
-    if (length > b->length) return 0;
-    if (guarded != b->guarded) return !guarded;
-    return sends > b->sends;
+    return length == b->length && sends > b->sends;
 }
 
-static void print_path(const graph *g, const best *found, int state, FILE *out) {
+/* found[0] holds the unguarded paths, found[1] the guarded ones. */
+static void print_path(const graph *g, best *const found[2], int state, FILE *out) {
+    /* Shortest, then unguarded, then most sends. */
+    const best *unguarded = &found[0][state], *guarded_one = &found[1][state];
+    int kind = unguarded->length == 0 || (guarded_one->length != 0 && guarded_one->length < unguarded->length);
+    int length = found[kind][state].length;
     /* The steps, last first, then printed in order. */
-    const step **chain = malloc(sizeof(step *) * (size_t)found[state].length);
+    const step **chain = malloc(sizeof(step *) * (size_t)length);
     if (chain == NULL) return;
     int n = 0;
-    for (int s = state; s >= 0 && n < found[state].length; s = chain[n - 1]->from) {
-        chain[n++] = found[s].last;
+    for (int s = state, k = kind; s >= 0 && n < length;) {
+        const best *b = &found[k][s];
+        chain[n++] = b->last;
+        k = b->before_guarded;
+        s = b->last->from;
     }
     fprintf(out, "{\"path\": \"%s.%s\", \"guarded\": %s}\n", g->feature, g->names[state],
-            found[state].guarded ? "true" : "false");
+            kind ? "true" : "false");
     for (int i = n - 1; i >= 0; i--) {
         char *text = json_dumps(chain[i]->action, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (text) fprintf(out, "%s\n", text);
@@ -402,10 +411,11 @@ static int feature_paths(json_t *definition, json_t *features, FILE *out, FILE *
     g.states = json_object_get(definition, "states");
     g.count = (int)json_object_size(g.states);
     g.names = calloc((size_t)g.count + 1, sizeof(char *));
-    best *found = calloc((size_t)g.count + 1, sizeof(best));
-    if (g.feature == NULL || g.names == NULL || found == NULL) {
+    best *found[2] = {calloc((size_t)g.count + 1, sizeof(best)), calloc((size_t)g.count + 1, sizeof(best))};
+    if (g.feature == NULL || g.names == NULL || found[0] == NULL || found[1] == NULL) {
         free(g.names);
-        free(found);
+        free(found[0]);
+        free(found[1]);
         fputs("uniflow paths: out of memory or a malformed definition\n", err);
         return 1;
     }
@@ -444,29 +454,35 @@ static int feature_paths(json_t *definition, json_t *features, FILE *out, FILE *
         }
     }
 
-    /* Relaxed until nothing improves: at most one round per state. */
-    for (int changed = 1, round = 0; changed && round <= g.count + 1; round++) {
+    /* Relaxed until nothing improves: at most one round per state and kind. */
+    for (int changed = 1, round = 0; changed && round <= 2 * g.count + 1; round++) {
         changed = 0;
         for (int e = 0; e < g.step_count; e++) {
             const step *s = &g.steps[e];
             const char *kind = json_string_value(json_object_get(s->action, "kind"));
-            int length = 1, guarded = s->guarded, sends = kind != NULL && strcmp(kind, "send") == 0;
-            if (s->from >= 0) {
-                if (found[s->from].length == 0) continue;
-                length = found[s->from].length + 1;
-                guarded = guarded || found[s->from].guarded;
-                sends += found[s->from].sends;
-            }
-            if (better(&found[s->into], length, guarded, sends)) {
-                found[s->into] = (best){length, guarded, sends, s};
-                changed = 1;
+            int is_send = kind != NULL && strcmp(kind, "send") == 0;
+            for (int before = 0; before < 2; before++) {
+                int length = 1, sends = is_send;
+                if (s->from >= 0) {
+                    const best *prefix = &found[before][s->from];
+                    if (prefix->length == 0) continue;
+                    length = prefix->length + 1;
+                    sends += prefix->sends;
+                } else if (before) {
+                    break; /* an initialization has no path before it */
+                }
+                best *b = &found[before || s->guarded][s->into];
+                if (better(b, length, sends)) {
+                    *b = (best){length, sends, s, before};
+                    changed = 1;
+                }
             }
         }
     }
 
     int unreachable = 0;
     for (int s = 0; s < g.count; s++) {
-        if (found[s].length == 0) {
+        if (found[0][s].length == 0 && found[1][s].length == 0) {
             fprintf(err, "uniflow paths: %s.%s: unreachable\n", g.feature, g.names[s]);
             unreachable = 1;
         } else {
@@ -476,7 +492,8 @@ static int feature_paths(json_t *definition, json_t *features, FILE *out, FILE *
     for (int e = 0; e < g.step_count; e++) json_decref(g.steps[e].action);
     free(g.steps);
     free(g.names);
-    free(found);
+    free(found[0]);
+    free(found[1]);
     return unreachable;
 }
 
