@@ -23,6 +23,7 @@ def test_text_with_a_nul_is_refused_where_c_would_cut_it(d: uniflow.Dispatcher, 
         lambda: d.register('{"feature": "Extra", "states": {"A": {}}}\x00 not JSON'),
         lambda: d.register(str(DEFINITIONS / "login.json") + "\x00.does-not-exist"),
         lambda: d.replay(str(tmp_path / "journal.jsonl") + "\x00.other"),
+        lambda: d.watch('{"var": "model.Toggle"}\x00{"var": "model"}', print),
     ]
     for call in cut:
         with pytest.raises(uniflow.InvalidArgument, match="NUL"):
@@ -71,7 +72,7 @@ def test_a_watch_whose_first_call_raises_is_not_left_registered(d: uniflow.Dispa
     assert len(d._keep) == kept
 
 
-@pytest.mark.parametrize("seconds", [1e300, 2.0 ** 64 / 1000, 2 ** 53 / 1000 + 1])
+@pytest.mark.parametrize("seconds", [1e300, 2.0 ** 64 / 1000, 2 ** 53 / 1000 + 1, 10 ** 400])
 def test_a_delay_past_2_to_53_ms_is_refused_not_wrapped(seconds: float) -> None:
     with uniflow.Dispatcher(clock="manual", timers="host") as d:
         d.register(TOGGLE)
@@ -81,6 +82,23 @@ def test_a_delay_past_2_to_53_ms_is_refused_not_wrapped(seconds: float) -> None:
         with pytest.raises(uniflow.InvalidArgument):
             d.advance(seconds)
         assert d.timers() == [] and d.now() == 0
+
+
+def test_a_watch_whose_first_call_raises_inside_a_callback_is_not_left_either(d: uniflow.Dispatcher) -> None:
+    calls = []
+
+    def fail(value: Any) -> None:
+        calls.append(value)
+        raise ValueError("first value")
+
+    # Inside a subscriber the exception is the outer call's to raise; the watch goes.
+    d.subscribe(lambda m: d.watch("Toggle.state", fail), when="InitializationInto<Toggle.On>")
+    kept = len(d._keep)
+    with pytest.raises(ValueError, match="first value"):
+        d.initialize("Toggle", "On")
+    assert calls == ["On"]
+    d.transition("Toggle", into="Off")
+    assert calls == ["On"] and len(d._keep) == kept
 
 
 def test_a_false_initialized_means_absent_with_or_without_a_submit_list(d: uniflow.Dispatcher) -> None:

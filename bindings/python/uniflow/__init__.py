@@ -52,7 +52,7 @@ def _package_version() -> str:
 
         header = Path(__file__).resolve().parents[3] / "Include" / "uniflow.h"
         try:
-            match = re.search(r'^#define UNIFLOW_VERSION "([^"]+)"', header.read_text(), re.MULTILINE)
+            match = re.search(r'^#define UNIFLOW_VERSION "([^"]+)"', header.read_text(encoding="utf-8"), re.MULTILINE)
         except OSError:
             match = None
         return match.group(1) if match else "unknown"

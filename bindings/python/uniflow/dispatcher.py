@@ -98,7 +98,7 @@ def _selector(select: Any) -> bytes:
     ``{"var": "model.F.payload.x"}``) or a JsonLogic rule (a dict)."""
     if isinstance(select, str):
         if select.lstrip().startswith("{"):
-            return select.encode("utf-8")
+            return _json_text(select, "select")
         return _json_text({"var": "model." + select}, "select")
     return _json_text(select, "select")
 
@@ -106,9 +106,11 @@ def _selector(select: Any) -> bytes:
 def _milliseconds(seconds: float, what: str) -> int:
     """Seconds as whole milliseconds, rounded up (a timer never fires early). Past 2^53
     ms the library refuses them; past 2^64 a C uint64_t would wrap, so they stop here."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0 or (
+            isinstance(seconds, float) and not math.isfinite(seconds)):
         raise InvalidArgument(f"{what} must be a number of seconds >= 0, got {seconds!r}")
-    ms = int(math.ceil(seconds * 1000 - 1e-9))
+    # An int exactly (it may be too large for a float), a float rounded up.
+    ms = seconds * 1000 if isinstance(seconds, int) else int(math.ceil(seconds * 1000 - 1e-9))
     if ms > 2**53:
         raise InvalidArgument(f"{what} is {seconds!r}, more than 2^53 ms")
     return ms
@@ -161,6 +163,9 @@ class Dispatcher(PreparedActions):
         clock: Optional[str] = None,
         deferred_limit: Optional[int] = None,
     ) -> None:
+        #: held by close(): a dispatcher is freed once, even when the thread that frees
+        #: it (see __del__) and a caller's close() meet
+        self._closing = threading.RLock()
         lib, _ = load()
         _callbacks.bind(lib)
         options: Dict[str, Any] = {}
@@ -222,7 +227,9 @@ class Dispatcher(PreparedActions):
             raise Misuse("close() was called inside one of the dispatcher's own callbacks; "
                          "close it after the outer call returns")
         self.detach()
-        with _closing:
+        # Its own lock, reentrant: freeing runs payload_free callbacks, which may drop
+        # (and so close) other dispatchers, or come back here (refused inside).
+        with self._closing:
             handle = self._handle
             if handle is None:
                 return
@@ -334,7 +341,9 @@ class Dispatcher(PreparedActions):
         lib = self._lib
         if isinstance(definitions, (str, bytes)):
             # Bytes go to the library as they are: text that is not UTF-8 is its UF_EJSON.
-            raw = os.fsencode(definitions)
+            # JSON text is UTF-8 (a lone surrogate makes it invalid, which the library
+            # says); a path is in the file system's encoding.
+            raw = definitions if isinstance(definitions, bytes) else definitions.encode("utf-8", "surrogateescape")
             if raw.lstrip().startswith((b"{", b"[")):
                 rc = lib.uf_register(handle, _c_text(raw, "definitions"))
             else:
@@ -758,15 +767,16 @@ class Dispatcher(PreparedActions):
         cfunc = _callbacks.make_watch(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
+        ident = threading.get_ident()
+        pending = ident in self._errors
         rc = watch(handle, selector, cfunc, token, _callbacks.RELEASE, byref(out))
         result = Watch(self, self._registered(rc, token, out), token, select)
-        # The first value was delivered inside uf_watch: its exception is this call's,
-        # and a call that raises has registered nothing (no handle would end it).
-        try:
-            self._finish(Status.OK)
-        except BaseException:
+        # The first value was delivered inside uf_watch (unless deferred): if fn raised,
+        # no watch is left (no handle would end it), and the exception is this call's,
+        # or, inside a callback, the outer call's.
+        if not pending and ident in self._errors:
             result.cancel()
-            raise
+        self._finish(Status.OK)
         return result
 
     def intercept(self, fn: Any = None, feature: Optional[str] = None) -> Any:
@@ -851,7 +861,3 @@ class Dispatcher(PreparedActions):
         ``d.scenario("...").when(filter).given(map=f).given(if_=p).then(do=g)``."""
         return Scenario(self, text)
 
-
-#: Makes close() one at a time: a dispatcher must be freed once, even when a thread
-#: that frees it (see __del__) and a caller's close() meet.
-_closing = threading.Lock()
