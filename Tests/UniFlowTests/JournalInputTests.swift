@@ -102,6 +102,21 @@ import Testing
         #expect(r.error.hasSuffix(": line 5: \(message)"), "\(r.error)")
     }
 
+    @Test(arguments: [
+        (#""x\u0000y""#, "timer: an id contains \\u0000"),
+        ("5", "timer: 'id' is a string or null, got number"),
+    ])
+    func anApiTimerLineWithAnIdNoCallerCouldGiveIsRefused(id: String, message: String) {
+        let path = temporaryPath("bad-timer-id")
+        defer { unlink(path) }
+        var lines = journal(path)
+        lines.append(#"{"timer":"armed","serial":9,"id":\#(id),"ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}}"#)
+        write(path, lines.joined(separator: "\n") + "\n")
+        let r = replay(path)
+        #expect(r.status == UF_ESCHEMA)
+        #expect(r.error.hasSuffix(": line 5: \(message)"), "\(r.error)")
+    }
+
     @Test func anApiTimerLineWithAStateTimersIdIsRefused() {
         let path = temporaryPath("state-shaped-id")
         defer { unlink(path) }

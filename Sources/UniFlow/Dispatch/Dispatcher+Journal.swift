@@ -388,11 +388,18 @@ struct JournalState {
         guard ms <= maxDelay, due <= 2 * maxDelay else {
             throw UniFlowError(.schema, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54")
         }
-        let id = line["id"]?.stringValue
-        if let id {
-            do throws(UniFlowError) { try Dispatcher.checkTimerID(id, "timer") } catch {
+        var id: String? = nil
+        switch line["id"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            // A C string names it: a \u0000 would leave a name nothing can give.
+            guard !text.utf8.contains(0) else { throw UniFlowError(.schema, "timer: an id contains \\u0000") }
+            do throws(UniFlowError) { try Dispatcher.checkTimerID(text, "timer") } catch {
                 throw UniFlowError(.schema, error.message)
             }
+            id = text
+        case let other?:
+            throw UniFlowError(.schema, "timer: 'id' is a string or null, got \(other.jsonTypeName)")
         }
         apiTimers[serial] = APITimer(serial: serial, id: id, ms: UInt64(ms), dueAt: UInt64(due), action: action, order: order)
     }
