@@ -15,8 +15,12 @@
  *     it with json_decref().
  *
  * A json_t argument is serialized once (json_dumps, compact) before the core sees
- * it. If that fails (out of memory, or a cycle inside the value) the function
- * returns UF_ENOMEM without calling the core, and uf_last_error() is not updated.
+ * it. If that fails (out of memory, a cycle inside the value, or a string that is
+ * not UTF-8) the function returns UF_ENOMEM without calling the core, and
+ * uf_last_status() and uf_last_error() are not updated. Strings made with
+ * jansson's *_nocheck functions must hold valid UTF-8: jansson 2.14 writes an
+ * object key that is not as broken text without failing, and the core then reads
+ * other JSON than the caller holds (or refuses it as UF_EJSON).
  */
 #ifndef UNIFLOW_JSON_H
 #define UNIFLOW_JSON_H
@@ -61,7 +65,8 @@ json_t *uf_json_state(uf_dispatcher *d);
  * json_t (parsed from uf_mutation_json() for each call). `when` is a filter
  * expression (NULL: AnyMutation). payload_free (may be NULL) runs exactly once:
  * when the subscription ends, when the dispatcher is freed, or at once if the
- * subscription fails (UF_ENOMEM included). *out_id (out_id may be NULL) receives
+ * subscription fails (UF_ENOMEM included: the wrapper's own allocation failing
+ * leaves uf_last_status() and uf_last_error() as they were). *out_id (out_id may be NULL) receives
  * the subscription's id, for uf_unsubscribe(). If a mutation cannot be converted
  * (out of memory) that one notification is skipped. Any thread. */
 int uf_json_subscribe(uf_dispatcher *d, const char *when, uf_json_subscriber_fn fn,
