@@ -274,6 +274,40 @@ static void interceptors_ended_under_a_walk_of_their_list_skip_none(void) {
     }
 }
 
+/* A watch's payload_free that ends another watch: when it is unsubscribed, and
+ * when uf_dispatcher_free releases every watch. */
+static uint64_t watch_ids[2];
+static int watch_frees[2];
+
+static int ignore_value(const uf_watch_event *w, void *payload) {
+    (void)w;
+    (void)payload;
+    return UF_KEEP;
+}
+
+static void free_and_end_the_other(void *payload) {
+    int n = (int)(intptr_t)payload;
+    ++watch_frees[n];
+    if (n == 0) CHECK_STATUS(uf_unsubscribe(ending_d, watch_ids[1]), UF_OK);
+}
+
+static void watches_ended_by_a_payload_free_are_released_once(void) {
+    for (int run = 0; run < 2; ++run) {
+        memset(watch_frees, 0, sizeof watch_frees);
+        ending_d = check_dispatcher(NULL, "{\"feature\":\"Lamp\",\"states\":{\"Off\":{},\"On\":{}}}");
+        for (int i = 0; i < 2; ++i) {
+            CHECK_STATUS(uf_watch(ending_d, "{\"var\":\"model.Lamp\"}", ignore_value, (void *)(intptr_t)i,
+                                  free_and_end_the_other, &watch_ids[i]), UF_OK);
+        }
+        if (run == 0) {
+            CHECK_STATUS(uf_unsubscribe(ending_d, watch_ids[0]), UF_OK);
+            CHECK(watch_frees[0] == 1 && watch_frees[1] == 1);
+        }
+        uf_dispatcher_free(ending_d);
+        CHECK(watch_frees[0] == 1 && watch_frees[1] == 1);
+    }
+}
+
 int main(void) {
     a_watch_sees_the_current_value_then_changes();
     a_watch_ends_itself_and_payload_free_runs_once();
@@ -284,5 +318,6 @@ int main(void) {
     vetoes_and_failures();
     bad_interceptors_are_refused_and_payload_free_runs_once();
     interceptors_ended_under_a_walk_of_their_list_skip_none();
+    watches_ended_by_a_payload_free_are_released_once();
     return check_summary();
 }

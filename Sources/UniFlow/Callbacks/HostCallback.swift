@@ -25,10 +25,28 @@ struct HostCallback<Function> {
         free?(payload)
     }
 
+    /// Forgets `payload_free` and returns what runs it. For a callback kept in a
+    /// class's storage: `payload_free` is the host's code and may call the library
+    /// back (`uf_unsubscribe` may), which must not find that storage in the middle
+    /// of a modifying access, as `storage[i].callback.release()` would leave it.
+    mutating func takeRelease() -> PendingRelease {
+        defer { payloadFree = nil }
+        return PendingRelease(payloadFree: payloadFree, payload: payload)
+    }
+
     /// Runs `payload_free` of a value that is dropped right after.
     consuming func releaseAndDrop() {
         payloadFree?(payload)
     }
+}
+
+/// A `payload_free` taken from its callback, to run once the storage that held it
+/// is no longer being accessed.
+struct PendingRelease {
+    let payloadFree: PayloadFree?
+    let payload: UnsafeMutableRawPointer?
+
+    func run() { payloadFree?(payload) }
 }
 
 // C function pointers are plain addresses: registrations that hold one can live in

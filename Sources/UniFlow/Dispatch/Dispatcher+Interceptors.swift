@@ -77,7 +77,10 @@ extension Dispatcher {
         registrations.interceptors[index].alive = false
         registrations.interceptorsEnded = true
         registrations.byID[registrations.interceptors[index].id] = nil
-        if !registrations.interceptors[index].running { registrations.interceptors[index].callback.release() }
+        if !registrations.interceptors[index].running {
+            let release = registrations.interceptors[index].callback.takeRelease()
+            release.run()
+        }
         // Now, unless a loop walks the list: waiting for the next action to
         // compact let a host that adds and ends them without acting grow the list.
         compactInterceptors()
@@ -159,7 +162,8 @@ extension Dispatcher {
             registrations.interceptors[index].running = false
             if !registrations.interceptors[index].alive {
                 // Ended from inside its own callback: release it now that it returned.
-                registrations.interceptors[index].callback.release()
+                let release = registrations.interceptors[index].callback.takeRelease()
+                release.run()
                 registrations.interceptorsEnded = true
             }
             if result > 0 {

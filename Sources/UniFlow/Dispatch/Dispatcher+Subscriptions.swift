@@ -163,12 +163,14 @@ extension Dispatcher {
         }
         for i in registrations.watches.indices where registrations.watches[i].alive {
             registrations.watches[i].alive = false
-            registrations.watches[i].callback.release()
+            let release = registrations.watches[i].callback.takeRelease()
+            release.run()
         }
         registrations.interceptorWalks += 1
         for i in registrations.interceptors.indices where registrations.interceptors[i].alive {
             registrations.interceptors[i].alive = false
-            registrations.interceptors[i].callback.release()
+            let release = registrations.interceptors[i].callback.takeRelease()
+            release.run()
         }
         registrations.interceptorWalks -= 1
         registrations.byID.removeAll()

@@ -141,7 +141,10 @@ extension Dispatcher {
             loop.dirty = true  // its waiting value no longer keeps the loop's descriptor readable
         }
         registrations.byID[registrations.watches[index].id] = nil
-        if !registrations.watches[index].running { registrations.watches[index].callback.release() }
+        if !registrations.watches[index].running {
+            let release = registrations.watches[index].callback.takeRelease()
+            release.run()
+        }
         // Its slot is reclaimed when the outer call settles.
         changes.any = true
     }
@@ -298,7 +301,8 @@ extension Dispatcher {
         scratch.watch.reset()
         scratch.watch = saved
         if !registrations.watches[index].alive {
-            registrations.watches[index].callback.release()
+            let release = registrations.watches[index].callback.takeRelease()
+            release.run()
         } else if result == UF_STOP {
             endWatch(index)
         }
