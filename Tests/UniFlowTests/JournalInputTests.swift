@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (#""x\u0000y""#, "timer: an id contains \\u0000"),
+        (#""x\u0000y""#, "timer: a timer id contains \\u0000"),
         ("5", "timer: 'id' is a string or null, got number"),
     ])
     func anApiTimerLineWithAnIdNoCallerCouldGiveIsRefused(id: String, message: String) {
@@ -115,6 +115,17 @@ import Testing
         let r = replay(path)
         #expect(r.status == UF_ESCHEMA)
         #expect(r.error.hasSuffix(": line 5: \(message)"), "\(r.error)")
+    }
+
+    @Test func anApiTimerLineWhoseActionNoLongerResolvesIsRefused() {
+        let path = temporaryPath("bad-timer-action")
+        defer { unlink(path) }
+        var lines = journal(path)
+        lines.append(#"{"timer":"armed","serial":9,"id":"t","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Nope"}}"#)
+        write(path, lines.joined(separator: "\n") + "\n")
+        let r = replay(path)
+        #expect(r.status == UF_ENOTFOUND)
+        #expect(r.error.hasSuffix(": line 5: action: unknown feature 'Nope'"), "\(r.error)")
     }
 
     @Test func anApiTimerLineWithAStateTimersIdIsRefused() {

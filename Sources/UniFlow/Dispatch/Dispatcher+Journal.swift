@@ -290,7 +290,7 @@ struct JournalState {
             return
         }
         if object["timer"] != nil {
-            try applyTimer(object)
+            try applyTimer(object, on: dispatcher)
             return
         }
         if let restored = object["restore"] {
@@ -299,7 +299,7 @@ struct JournalState {
             guard let lines = batch.arrayValue else { throw UniFlowError(.schema, "'batch' must be an array") }
             for line in lines {
                 guard let item = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
-                if item["timer"] != nil { try applyTimer(item) } else { try applyMutation(item, on: dispatcher) }
+                if item["timer"] != nil { try applyTimer(item, on: dispatcher) } else { try applyMutation(item, on: dispatcher) }
             }
         } else {
             try applyMutation(object, on: dispatcher)
@@ -353,7 +353,7 @@ struct JournalState {
                 }
                 notes[id] = .due(at: UInt64(due), order: order)
             case "api":
-                try armed(timer)
+                try armed(timer, on: dispatcher)
             default:
                 throw UniFlowError(.schema, "a restored timer's 'kind' is \"state\" or \"api\"")
             }
@@ -378,7 +378,7 @@ struct JournalState {
     }
 
     /// An API timer's armed line (or a restore line's API timer).
-    private mutating func armed(_ line: JSONObject) throws(UniFlowError) {
+    private mutating func armed(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
         guard case .int(let serial)? = line["serial"], case .int(let ms)? = line["ms"], ms >= 0,
               case .int(let due)? = line["due_at"], due >= 0, let action = line["action"]?.objectValue else {
             throw UniFlowError(.schema, "a timer line needs 'serial', 'ms', 'due_at' and 'action'")
@@ -392,8 +392,6 @@ struct JournalState {
         switch line["id"] {
         case nil, .null?: break
         case .string(let text)?:
-            // A C string names it: a \u0000 would leave a name nothing can give.
-            guard !text.utf8.contains(0) else { throw UniFlowError(.schema, "timer: an id contains \\u0000") }
             do throws(UniFlowError) { try Dispatcher.checkTimerID(text, "timer") } catch {
                 throw UniFlowError(.schema, error.message)
             }
@@ -401,14 +399,20 @@ struct JournalState {
         case let other?:
             throw UniFlowError(.schema, "timer: 'id' is a string or null, got \(other.jsonTypeName)")
         }
+        // Checked as when it was armed (and as a snapshot of it would be).
+        do throws(UniFlowError) {
+            _ = try dispatcher.resolve(try ActionRequest.decode(.object(action)), hasVia: false)
+        } catch {
+            throw error.prefixed("action")
+        }
         apiTimers[serial] = APITimer(serial: serial, id: id, ms: UInt64(ms), dueAt: UInt64(due), action: action, order: order)
     }
 
-    private mutating func applyTimer(_ line: JSONObject) throws(UniFlowError) {
+    private mutating func applyTimer(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
         switch line["timer"]?.stringValue {
         case "armed":
             order += 1
-            try armed(line)
+            try armed(line, on: dispatcher)
             // It replaced the timer armed under its id.
             if case .int(let replaced)? = line["replaces"] { apiTimers[replaced] = nil }
         case "cancelled":

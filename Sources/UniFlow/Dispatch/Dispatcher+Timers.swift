@@ -463,6 +463,10 @@ extension Dispatcher {
 
     /// Checks a timer id given to `uf_submit_after`/`uf_dispatch_after`.
     static func checkTimerID(_ id: String, _ function: StaticString) throws(UniFlowError) {
+        // From JSON (a snapshot, a journal) it could hold what no C string can give.
+        if id.utf8.contains(0) {
+            throw UniFlowError(.invalidArgument, "\(function): a timer id contains \\u0000")
+        }
         if id.utf8.isEmpty || id.utf8.count > 256 {
             throw UniFlowError(.invalidArgument, "\(function): a timer id is 1 to 256 bytes, got \(id.utf8.count)")
         }
