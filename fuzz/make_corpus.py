@@ -97,6 +97,17 @@ LOGIC_SEEDS = [
 ]
 
 
+REPLAY_SEEDS = [
+    # Journal bodies for the definitions of fuzz_replay.c (the target writes their
+    # header line first), as a journaling dispatcher writes them: keyed instances,
+    # state and API timers (armed, cancelled, fired, dropped), a batch, restores.
+    "{\"seq\":1,\"feature\":\"Job\",\"key\":\"a\",\"kind\":\"initialization\",\"state\":\"Idle\",\"payload\":{},\"at\":0}\n{\"seq\":2,\"feature\":\"Job\",\"key\":\"a\",\"kind\":\"transition\",\"state\":\"Busy\",\"payload\":{\"n\":0},\"at\":0}\n{\"seq\":3,\"feature\":\"Job\",\"key\":\"a\",\"kind\":\"actualization\",\"state\":\"Busy\",\"payload\":{\"n\":3},\"at\":0}\n{\"seq\":4,\"feature\":\"Counter\",\"kind\":\"initialization\",\"state\":\"Counting\",\"payload\":{\"n\":5},\"at\":0}\n{\"seq\":5,\"feature\":\"Job\",\"key\":\"a\",\"kind\":\"transition\",\"state\":\"Expired\",\"payload\":{},\"at\":50}\n",
+    "{\"seq\":1,\"feature\":\"Lamp\",\"kind\":\"initialization\",\"state\":\"On\",\"payload\":{},\"at\":0}\n{\"timer\":\"armed\",\"serial\":2,\"id\":\"save\",\"ms\":20,\"due_at\":20,\"action\":{\"kind\":\"actualize\",\"feature\":\"Counter\",\"in\":\"Counting\",\"payload\":{\"n\":9}},\"at\":0}\n{\"timer\":\"armed\",\"serial\":3,\"id\":null,\"ms\":30,\"due_at\":30,\"action\":{\"kind\":\"initialize\",\"feature\":\"Counter\",\"into\":\"Counting\",\"payload\":{\"n\":1}},\"at\":0}\n{\"seq\":2,\"feature\":\"Lamp\",\"kind\":\"transition\",\"state\":\"Off\",\"payload\":{},\"at\":10}\n{\"timer\":\"cancelled\",\"serial\":2,\"at\":10}\n",
+    "{\"seq\":2,\"batch\":[{\"seq\":1,\"feature\":\"Job\",\"key\":\"b\",\"kind\":\"initialization\",\"state\":\"Idle\",\"payload\":{},\"at\":0},{\"seq\":2,\"feature\":\"Job\",\"key\":\"b\",\"kind\":\"transition\",\"state\":\"Busy\",\"payload\":{\"n\":0},\"at\":0}]}\n{\"seq\":2,\"restore\":{\"Lamp\":{\"state\":\"On\",\"payload\":{}}},\"at\":0}\n{\"seq\":3,\"feature\":\"Job\",\"key\":\"c\",\"kind\":\"initialization\",\"state\":\"Idle\",\"payload\":{},\"at\":0}\n{\"seq\":4,\"feature\":\"Job\",\"key\":\"c\",\"kind\":\"transition\",\"state\":\"Expired\",\"payload\":{},\"at\":5}\n",
+    "{\"seq\":1,\"feature\":\"Counter\",\"kind\":\"initialization\",\"state\":\"Counting\",\"payload\":{\"n\":0},\"at\":0}\n{\"seq\":1,\"restore\":{\"Counter\":{\"state\":\"Counting\",\"payload\":{\"n\":0}},\"Lamp\":{\"state\":\"On\",\"payload\":{}},\"Job\":{\"k\":{\"state\":\"Busy\",\"payload\":{\"n\":1}}}},\"timers\":[{\"id\":\"Lamp.On.after[0]\",\"kind\":\"state\",\"due_at\":12},{\"id\":\"Job[k].Busy.after[0]\",\"kind\":\"state\",\"due_at\":40},{\"serial\":7,\"id\":\"later\",\"kind\":\"api\",\"ms\":5,\"due_at\":5,\"action\":{\"kind\":\"trigger\",\"feature\":\"Counter\"}}],\"at\":3}\n{\"timer\":\"fired\",\"id\":\"Lamp.On.after[0]\",\"at\":12}\n{\"timer\":\"dropped\",\"serial\":7,\"at\":12}\n",
+]
+
+
 def seed(target, text):
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     if len(data) > MAX_SEED:
@@ -146,7 +157,9 @@ def main():
         seed("restore", r)
     for rule in LOGIC_SEEDS:
         seed("logic", rule)
-    for target in ["register", "submit", "subscribe", "logic", "restore"]:
+    for journal in REPLAY_SEEDS:
+        seed("replay", journal)
+    for target in ["register", "submit", "subscribe", "logic", "restore", "replay"]:
         count = len(list((CORPUS / target).iterdir()))
         print(f"fuzz/corpus/{target}: {count} files", file=sys.stderr)
 
