@@ -347,7 +347,7 @@ class Dispatcher(PreparedActions):
             if raw.lstrip().startswith((b"{", b"[")):
                 rc = lib.uf_register(handle, _c_text(raw, "definitions"))
             else:
-                rc = lib.uf_register_file(handle, _c_text(raw, "path"))
+                rc = lib.uf_register_file(handle, _c_text(os.fsencode(definitions), "path"))
         elif isinstance(definitions, os.PathLike):
             rc = lib.uf_register_file(handle, _c_text(os.fsencode(definitions), "path"))
         else:
