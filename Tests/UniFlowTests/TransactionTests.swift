@@ -5,6 +5,12 @@ import Testing
 
 /// Batches, snapshots and journals (docs/actions.md#batches, docs/journal.md).
 @Suite struct Transactions {
+    /// A journal at `path` of one action: Toggle initialized into On.
+    func journalToggleOn(_ path: String) {
+        let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+        writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+    }
+
     @Test func aBatchWhoseThirdActionIsRejectedChangesNothingAndNotifiesNobody() {
         let h = Harness(Seeds.fileDownloading, Seeds.toggle)
         h.captureReports()
@@ -137,10 +143,7 @@ import Testing
     @Test func aJournalOfOtherDefinitionsIsRefused() {
         let path = temporaryPath("other")
         defer { unlink(path) }
-        do {
-            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
-            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
-        }
+        journalToggleOn(path)
         let reader = Harness(Seeds.main, Seeds.toggle)
         #expect(uf_replay_file(reader.d, path) == UF_ESCHEMA)
         #expect(reader.lastError.contains("was written for other definitions"))
@@ -161,10 +164,7 @@ import Testing
     @Test func aCorruptLineFailsTheWholeReplay() {
         let path = temporaryPath("corrupt")
         defer { unlink(path) }
-        do {
-            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
-            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
-        }
+        journalToggleOn(path)
         var bytes = readAll(path)!
         bytes += Array(#"{"seq":2,"feature":"Toggle","kind":"transition","state":"Nope","payload":{}}"#.utf8) + [10]
         bytes += Array(#"{"seq":3,"feature":"Toggle","kind":"transition","state":"Off","payload":{}}"#.utf8) + [10]
@@ -178,10 +178,7 @@ import Testing
     @Test func reopeningAJournalCutsATornLineAndAppends() {
         let path = temporaryPath("reopen")
         defer { unlink(path) }
-        do {
-            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
-            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
-        }
+        journalToggleOn(path)
         writeAll(path, readAll(path)! + Array(#"{"seq":2,"feat"#.utf8))
         do {
             let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
@@ -196,10 +193,7 @@ import Testing
     func aTornLineLongerThanTheBlocksReadIsCutWhole(length: Int) {
         let path = temporaryPath("reopen-long")
         defer { unlink(path) }
-        do {
-            let writer = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
-            writer.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
-        }
+        journalToggleOn(path)
         let whole = readAll(path)!
         writeAll(path, whole + [UInt8](repeating: UInt8(ascii: "x"), count: length))
         do { _ = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle) }
