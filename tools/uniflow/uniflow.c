@@ -764,7 +764,6 @@ static int command_run(const arguments *args) {
     }
     fclose(actions);
     uf_dispatcher_free(d);
-    if (fflush(stdout) != 0) failed = 1;
     return failed;
 }
 
@@ -789,7 +788,6 @@ static int command_paths(const arguments *args) {
     }
     uf_free(text);
     uf_dispatcher_free(d);
-    if (fflush(stdout) != 0) status = 1;
     return status;
 }
 
@@ -861,7 +859,7 @@ static int command_import(const arguments *args) {
     }
     fputs(definition, stdout);
     free(definition);
-    return fflush(stdout) != 0;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------
@@ -901,7 +899,7 @@ static const command *find_command(const char *name) {
 static int finish_output(int status) {
     int error = fflush(stdout) != 0 ? errno : 0;
     if (error == 0 && !ferror(stdout)) return status;
-    /* A command that flushed on its own has already lost the write's errno. */
+    /* A write that failed earlier (run flushes between lines) left no errno here. */
     if (error) fprintf(stderr, "uniflow: cannot write the output: %s\n", strerror(error));
     else fputs("uniflow: cannot write the output\n", stderr);
     return status == 0 ? 1 : status;
