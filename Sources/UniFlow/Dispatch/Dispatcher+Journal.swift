@@ -275,7 +275,7 @@ struct JournalState {
     var order: UInt64 = 0
 
     mutating func apply(_ object: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
-        if case .int(let at)? = object["at"], at >= 0 { lastTime = max(lastTime, UInt64(at)) }
+        noteTime(of: object)
         if object["uniflow_journal"] != nil {
             // Each session started from an empty model and no timers.
             if let next = object["session"]?.stringValue {
@@ -299,12 +299,19 @@ struct JournalState {
             guard let lines = batch.arrayValue else { throw UniFlowError(.schema, "'batch' must be an array") }
             for line in lines {
                 guard let item = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
+                noteTime(of: item)
                 if item["timer"] != nil { try applyTimer(item, on: dispatcher) } else { try applyMutation(item, on: dispatcher) }
             }
         } else {
             try applyMutation(object, on: dispatcher)
         }
         if let seq = object["seq"] { lastSeq = try Self.sequenceNumber(seq) }
+    }
+
+    /// The journaling dispatcher's clock when it wrote the line. A batch line has
+    /// no `at` of its own: its items carry theirs.
+    private mutating func noteTime(of line: JSONObject) {
+        if case .int(let at)? = line["at"], at >= 0 { lastTime = max(lastTime, UInt64(at)) }
     }
 
     /// A line's `seq`: what the journaling dispatcher counted, which this one goes
