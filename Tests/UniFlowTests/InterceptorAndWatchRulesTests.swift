@@ -37,14 +37,17 @@ import Testing
         return id
     }
 
-    static func watch(_ h: Harness, _ selector: String, _ seen: Recorder) {
+    static func watch(_ h: Harness, _ selector: String, _ seen: Recorder, deferred: Bool = false) {
         let box = Box<(OpaquePointer) -> Int32>({ w in
             seen.lines.append(String(cString: uf_watch_value_json(w)))
             return 0
         }, freed: FreeCounter())
-        let status = uf_watch(h.d, selector, { w, p in
+        let call: uf_watch_fn = { w, p in
             Unmanaged<Box<(OpaquePointer) -> Int32>>.fromOpaque(p!).takeUnretainedValue().value(w!)
-        }, Unmanaged.passRetained(box).toOpaque(), releaseBox, nil)
+        }
+        let payload = Unmanaged.passRetained(box).toOpaque()
+        let status = deferred ? uf_watch_deferred(h.d, selector, call, payload, releaseBox, nil)
+                              : uf_watch(h.d, selector, call, payload, releaseBox, nil)
         precondition(status == UF_OK, String(cString: uf_last_error()))
     }
 
@@ -111,6 +114,53 @@ import Testing
         #expect(h.lastError == "batch[1]: intercepted by \(id)")
         // Nothing of the batch, nor the Ticker its interceptor queued, was applied.
         #expect(h.state == #"{"Lamp":{"state":"Off","payload":{}}}"#)
+    }
+
+    /// K's instances a and b live; the batch ends a, then its interceptor (on the
+    /// actualization of b) changes a's subscriptions and vetoes.
+    static func rolledBackBatch(_ h: Harness, interceptor: @escaping (OpaquePointer) -> Void) {
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","key":"a","into":"A"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","key":"b","into":"A"}"#) == UF_OK)
+        let id = Self.intercept(h, Recorder()) { a in
+            guard uf_intercepted_kind(a) == UF_ACTION_TRANSITION else { return 0 }
+            interceptor(a)
+            return 1
+        }
+        #expect(uf_submit_batch(h.d, #"[{"kind":"deinitialize","feature":"K","key":"a"},{"kind":"transition","feature":"K","key":"b","into":"B"}]"#) == UF_REJECTED)
+        #expect(uf_unsubscribe(h.d, id) == UF_OK)
+        #expect(h.state == #"{"K":{"a":{"state":"A","payload":{}},"b":{"state":"A","payload":{}}}}"#)
+    }
+
+    static let keyed = #"{"feature": "K", "instances": "keyed", "states": {"A": {}, "B": {}}}"#
+
+    @Test func anInstanceARolledBackBatchPutsBackFindsItsSubscriptionsByKey() {
+        // Its subscription ended while it was gone, and its list went to another key.
+        let h = Harness(Self.keyed)
+        let a = h.subscribe("AnyMutationOf<K[a]>") { _ in 0 }
+        Self.rolledBackBatch(h) { _ in #expect(uf_unsubscribe(h.d, a.id) == UF_OK) }
+        let q = h.record("AnyMutationOf<K[q]>")
+        #expect(h.submit(#"{"kind":"transition","feature":"K","key":"a","into":"B"}"#) == UF_OK)
+        #expect(q.mutations.isEmpty)
+
+        // A subscription made while it was gone is called once it is back.
+        let h2 = Harness(Self.keyed)
+        var seen: UniFlowTests.Recorder? = nil
+        Self.rolledBackBatch(h2) { _ in seen = h2.record("AnyMutationOf<K[a]>") }
+        #expect(h2.submit(#"{"kind":"transition","feature":"K","key":"a","into":"B"}"#) == UF_OK)
+        #expect(seen?.mutations.map { $0.contains(#""key":"a""#) } == [true])
+    }
+
+    @Test func aWatchAddedInABatchThatRollsBackIsCalledAgainWithTheValueThatHolds() {
+        let h = Harness(Self.keyed)
+        let seen = Recorder(), deferred = Recorder()
+        Self.rolledBackBatch(h) { _ in
+            Self.watch(h, #"{"var": "model.K.a.state"}"#, seen)
+            Self.watch(h, #"{"var": "model.K.a.state"}"#, deferred, deferred: true)
+        }
+        // Called inside the batch with a gone, then with the state a still has.
+        #expect(seen.lines == ["null", #""A""#])
+        #expect(uf_loop_run(h.d, nil) == UF_OK)
+        #expect(deferred.lines == [#""A""#])
     }
 
     @Test func aWatchIsEvaluatedOnceAfterTheWholeCascade() {

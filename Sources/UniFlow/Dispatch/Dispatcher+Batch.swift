@@ -8,8 +8,8 @@ struct BatchLog {
         case stored(Place, state: Int32, payload: JSONObject?)
         /// An instance was made in that slot.
         case created(table: Int32, slot: Int32)
-        /// An instance was removed from that slot, where it was like this.
-        case removed(table: Int32, slot: Int32, InstanceSlot, payload: JSONObject?)
+        /// An instance was removed from its place, where it was like this.
+        case removed(Place, InstanceSlot, payload: JSONObject?)
         /// A state timer was armed at a place.
         case timerArmed(Int32, place: Place)
         /// A place's state timers were disarmed (suspended, still linked from `head`).
@@ -27,6 +27,9 @@ struct BatchLog {
     /// each: the batch's one journal line holds both, in order, once it holds.
     var committed = 0
     var timerLines: [(after: Int, line: JSONObject)] = []
+    /// A callback (an interceptor) added a watch, whose first value was read from
+    /// the batch's model as it stood.
+    var watchAdded = false
 }
 
 /// Transactions (`uf_submit_batch`): every action in order, or none.
@@ -164,9 +167,14 @@ extension Dispatcher {
             case .created(let table, let slot):
                 free(hot.instanceTables.pointer(Int(table)).pointee.remove(slot))
                 model.instancePayloads[Int(table)][Int(slot)] = nil
-            case .removed(let table, let slot, let instance, let payload):
-                hot.instanceTables.pointer(Int(table)).pointee.restore(instance, at: slot)
-                model.instancePayloads[Int(table)][Int(slot)] = payload
+            case .removed(let place, var instance, let payload):
+                let table = hot.features[Int(place.feature)].instances
+                // Its `F[key]` list may have ended, been reused or begun while the
+                // instance was gone: found again by its key, as a new instance's is.
+                instance.subscribers = -1
+                hot.instanceTables.pointer(Int(table)).pointee.restore(instance, at: place.instance)
+                model.instancePayloads[Int(table)][Int(place.instance)] = payload
+                attachKeyedSubscribers(table: table, slot: place.instance, feature: place.feature)
             case .timerArmed(let index, let place):
                 unarmStateTimer(index, at: place)
             case .timersDisarmed(let place, let head):
@@ -183,6 +191,12 @@ extension Dispatcher {
             }
         }
         model.seq = log.seq
+        // A watch added during the batch saw a model that is gone: every watch is
+        // evaluated again, and those whose value differs from the one they saw are called.
+        if log.watchAdded {
+            changes.everything = true
+            changes.any = true
+        }
     }
 
     /// The batch holds: keys of the instances it ended are freed with the outer call.
@@ -191,9 +205,9 @@ extension Dispatcher {
         batch = nil
         for entry in log.undo {
             switch entry {
-            case .removed(let table, _, let instance, _):
+            case .removed(let place, let instance, _):
                 changes.retiredKeys.append(instance.key!)
-                changes.emptiedTables.append(table)
+                changes.emptiedTables.append(hot.features[Int(place.feature)].instances)
                 changes.any = true
             case .apiCancelled(let index, _):
                 free(time.store.records[Int(index)].action)

@@ -92,8 +92,7 @@ extension Dispatcher {
     func removeInstance(at place: Place) {
         let table = Int(hot.features[Int(place.feature)].instances)
         if batch != nil {
-            batch!.undo.append(.removed(table: Int32(table), slot: place.instance,
-                                        hot.instanceTables[table].slots[Int(place.instance)],
+            batch!.undo.append(.removed(place, hot.instanceTables[table].slots[Int(place.instance)],
                                         payload: model.instancePayloads[table][Int(place.instance)]))
         }
         let key = hot.instanceTables.pointer(table).pointee.remove(place.instance)

@@ -85,6 +85,7 @@ extension Dispatcher {
         registrations.byID[id] = .watch(index)
         registrations.watches.append(WatchSlot(id: id, callback: callback, selector: selector, deferred: deferred))
         fileWatch(index)
+        if batch != nil { batch!.watchAdded = true }
         let value = evaluate(watch: index)
         if deferred {
             registrations.watches[index].pending = value
