@@ -144,6 +144,8 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     prints to stderr
  *   "max_cascade":    integer >= 1 (default 100000) — actions processed within one
  *                     outer call, the outer action and rejected ones included
+ *                     (a batch counts each of its actions but always applies
+ *                     whole; what it queues past the limit is dropped)
  *   "report_skipped": boolean (default false) — send binding_skipped reports to a
  *                     custom reporter
  *   "journal":        path — append every registration (a header line with the

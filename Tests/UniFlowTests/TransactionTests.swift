@@ -49,6 +49,19 @@ import Testing
         #expect(seen == ["1 \(final)", "2 \(final)"])
     }
 
+    @Test func aBatchLongerThanTheCascadeLimitAppliesWholeAndOnlyWhatItQueuesIsDropped() {
+        // Ping's binding answers every transition into On with one back to Off.
+        let h = Harness(options: #"{"max_cascade": 2}"#, #"""
+        {"feature": "Ping", "states": {"Off": {}, "On": {}},
+         "bindings": [{"when": "TransitionInto<Ping.On>", "then": {"submit": [{"kind": "transition", "feature": "Ping", "into": "Off"}]}}]}
+        """#)
+        h.captureReports()
+        #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Ping","into":"Off"},{"kind":"transition","feature":"Ping","into":"On"},{"kind":"transition","feature":"Ping","into":"Off"},{"kind":"transition","feature":"Ping","into":"On"}]"#) == UF_OK)
+        #expect(h.state == #"{"Ping":{"state":"On","payload":{}}}"#)
+        // The binding's two transitions back to Off came past the limit.
+        #expect(h.reports.filter { $0.hasPrefix(#"{"event":"dropped""#) }.count == 2)
+    }
+
     @Test func batchInputErrorsNameTheIndex() {
         let h = Harness(Seeds.toggle)
         #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"Toggle","into":"Off"},{"kind":"initialize","feature":"Nope","into":"Off"}]"#) == UF_ENOTFOUND)
