@@ -89,7 +89,8 @@ extern "C" {
 /* major*1000000 + minor*1000 + patch */
 #define UNIFLOW_VERSION_NUMBER 2000
 
-/* The library's version as text ("0.1.0"); static, never NULL. */
+/* The library's version as text (UNIFLOW_VERSION of the build, "0.2.0"); static,
+ * never NULL. */
 const char *uf_version(void);
 /* The library's version as a number (UNIFLOW_VERSION_NUMBER of the build). */
 int uf_version_number(void);

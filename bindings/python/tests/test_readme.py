@@ -97,3 +97,23 @@ def test_the_c_example_compiles_and_prints_what_its_comments_say(tmp_path: Path)
     lines = result.stdout.splitlines()
     for text in promised:
         assert any(text in line for line in lines), f"{text!r} not printed; output:\n{result.stdout}"
+
+
+def test_the_readme_build_command_makes_a_program_that_runs(tmp_path: Path) -> None:
+    # The command a newcomer copies: with the library outside the system's folders,
+    # the program must still find it when it starts.
+    library = os.environ.get("UNIFLOW_LIBRARY")
+    pkgconfig = Path(library).resolve().parent / "pkgconfig" if library else None
+    if not pkgconfig or not (pkgconfig / "uniflow.pc").exists() or not shutil.which("pkg-config"):
+        pytest.skip("needs UNIFLOW_LIBRARY in an installed prefix with uniflow.pc, and pkg-config")
+    match = re.search(r"`(cc app\.c [^`]+)`", README.read_text())
+    assert match, "README.md shows no `cc app.c ...` command"
+    (tmp_path / "app.c").write_text(code_block("## From C", "c"))
+    env = dict(os.environ, PKG_CONFIG_PATH=str(pkgconfig))
+    build = subprocess.run(["sh", "-c", match.group(1)], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stderr
+    result = subprocess.run([str(tmp_path / "a.out")], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert '{"FileDownloading":{"state":"Completed","payload":{}}}' in result.stdout

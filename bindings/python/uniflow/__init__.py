@@ -1,12 +1,19 @@
 """uniflow: a predictable state container (UniFlow) for Python, over ``libuniflow``.
 
 >>> import uniflow
->>> with uniflow.Dispatcher() as d:
-...     d.register("examples/definitions/file_downloading.json")
-...     d.subscribe(print, when="AnyMutationOf<FileDownloading>")
-...     d.initialize("FileDownloading", "Starting")
-...     d.transition("FileDownloading", into="InProgress", from_="Starting",
-...                  payload={"progress": 10})
+>>> d = uniflow.Dispatcher()
+>>> d.register("examples/definitions/file_downloading.json")
+<Status.OK: 0>
+>>> d.subscribe(print, when="AnyMutationOf<FileDownloading>")
+<uniflow.Subscription id=1 when=AnyMutationOf<FileDownloading> active>
+>>> d.initialize("FileDownloading", "Starting")
+<Mutation #1 initialization FileDownloading: - -> Starting>
+<Status.OK: 0>
+>>> d.transition("FileDownloading", into="InProgress", from_="Starting",
+...              payload={"progress": 10})
+<Mutation #2 transition FileDownloading: Starting -> InProgress>
+<Status.OK: 0>
+>>> d.close()
 
 See :class:`Dispatcher` for the API and ``docs/python-guide.md`` for a guide. The
 library is found through ``UNIFLOW_LIBRARY``, a copy inside this package, or the build

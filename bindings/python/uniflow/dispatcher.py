@@ -124,6 +124,9 @@ class Dispatcher(PreparedActions):
     ...     d.initialize("Door", "Closed")
     ...     d.transition("Door", into="Open", from_="Closed")
     ...     d.get("Door")
+    <Status.OK: 0>
+    <Status.OK: 0>
+    <Status.OK: 0>
     State(name='Open', payload={})
 
     Options (``uf_dispatcher_new``): ``reporting`` ("none", "short" or "verbose": the
@@ -739,6 +742,9 @@ class Dispatcher(PreparedActions):
 
         >>> @d.on("TransitionInto<FileDownloading.Completed>")
         ... def done(m): print("done")
+        >>> d.transition("FileDownloading", into="Completed")
+        done
+        <Status.OK: 0>
         """
 
         def decorator(fn: F) -> F:

@@ -1,10 +1,15 @@
 """Observer bindings written in Python: ``when`` / ``given`` / ``then`` on top of subscribe.
 
->>> d.scenario("Log completed downloads") \\
+With ``d`` a :class:`~uniflow.Dispatcher` whose FileDownloading is in progress at 10:
+
+>>> log = d.scenario("Log completed downloads") \\
 ...     .when("TransitionInto<FileDownloading.Completed>") \\
 ...     .given(map=lambda m: m.old.payload.get("progress")) \\
 ...     .given(if_=lambda progress: progress is not None) \\
 ...     .then(do=lambda progress: print("finished at", progress))
+>>> d.transition("FileDownloading", into="Completed")
+finished at 10
+<Status.OK: 0>
 
 The chain starts with the :class:`~uniflow.Mutation`; ``given(map=f)`` passes
 ``f(value)`` on; ``given(if_=p)`` stops the chain unless ``p(value)`` is true, passing
