@@ -150,6 +150,39 @@ import Testing
         #expect(seen?.mutations.map { $0.contains(#""key":"a""#) } == [true])
     }
 
+    /// A batch announces its mutations after committing them all: each goes to
+    /// its instance's subscriptions as they are when it is announced.
+    @Test func aBatchAnnouncesEachMutationToItsInstanceSubscriptionsAsTheyAreThen() {
+        let definitions = #"""
+        [{"feature": "A", "states": {"On": {}}}, {"feature": "B", "states": {"On": {}}},
+         {"feature": "K", "instances": "keyed", "states": {"On": {}, "Off": {}}}]
+        """#
+        // Made while an earlier mutation of the batch was announced: called for k's.
+        let h = Harness(definitions)
+        var seen: UniFlowTests.Recorder? = nil
+        h.subscribe("AnyMutationOf<A>") { _ in
+            seen = h.record("AnyMutationOf<K[k]>")
+            return UF_STOP
+        }
+        #expect(uf_submit_batch(h.d, #"[{"kind":"initialize","feature":"A","into":"On"},{"kind":"initialize","feature":"K","key":"k","into":"On"}]"#) == UF_OK)
+        #expect(seen?.mutations.count == 1)
+
+        // a's only subscription ends while A's mutation is announced, and b's list is
+        // made while B's is: a's transition goes to neither.
+        let h2 = Harness(definitions)
+        #expect(h2.submit(#"{"kind":"initialize","feature":"K","key":"a","into":"On"}"#) == UF_OK)
+        #expect(h2.submit(#"{"kind":"initialize","feature":"K","key":"b","into":"On"}"#) == UF_OK)
+        let a = h2.subscribe("AnyMutationOf<K[a]>") { _ in 0 }
+        var b: UniFlowTests.Recorder? = nil
+        h2.subscribe("AnyMutationOf<A>") { _ in uf_unsubscribe(h2.d, a.id) == UF_OK ? UF_STOP : 0 }
+        h2.subscribe("AnyMutationOf<B>") { _ in
+            b = h2.record("AnyMutationOf<K[b]>")
+            return UF_STOP
+        }
+        #expect(uf_submit_batch(h2.d, #"[{"kind":"initialize","feature":"A","into":"On"},{"kind":"initialize","feature":"B","into":"On"},{"kind":"transition","feature":"K","key":"a","into":"Off"}]"#) == UF_OK)
+        #expect(b?.mutations == [])
+    }
+
     @Test func aWatchAddedInABatchThatRollsBackIsCalledAgainWithTheValueThatHolds() {
         let h = Harness(Self.keyed)
         let seen = Recorder(), deferred = Recorder()

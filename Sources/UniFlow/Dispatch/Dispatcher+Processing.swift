@@ -218,7 +218,6 @@ extension Dispatcher {
                 ? .created(table: hot.features[Int(action.feature)].instances, slot: place.instance)
                 : .stored(place, state: current, payload: oldPayload))
         }
-        if keyed { mutation.instanceList = hot.instanceTables[Int(hot.features[Int(action.feature)].instances)].slots[Int(place.instance)].subscribers }
         // State timers first: an instance's are found through its slot, which a
         // deinitialization frees (a rolled-back batch undoes both).
         stateChanged(at: place, kind: kind, into: newState, field: timerField(place))
@@ -256,9 +255,20 @@ extension Dispatcher {
         let kindBit = MutationKind.bit(record.kind)
         let subscribedBefore = registrations.nextID
         if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record) }
-        deliver(&record, instanceList: mutation.instanceList, subscribedBefore: subscribedBefore)
+        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         scratch.delivery.reset()
+    }
+}
+
+extension Dispatcher {
+    /// The `F[key]` subscription list of a mutation's instance, or -1, found by
+    /// its key when the mutation is announced: a batch announces its mutations
+    /// after committing them all, and meanwhile subscribers may have made,
+    /// ended or reused lists (the hot path reads the slot's, as it announces at once).
+    func instanceList(of record: MutationRecord) -> Int32 {
+        guard let key = record.key, !registrations.keyedLists.isEmpty else { return -1 }
+        return registrations.keyedLists[InstanceName(feature: record.feature, key: String(cString: key))] ?? -1
     }
 }
 
@@ -270,8 +280,6 @@ struct CommittedMutation {
     var action: ActionHeader
     /// Where it happened (the instance's slot, for a keyed feature).
     var place: Place
-    /// The instance's `F[key]` subscription list, or -1.
-    var instanceList: Int32 = -1
 
     init(record: MutationRecord, action: ActionHeader, place: Place) {
         self.record = record
