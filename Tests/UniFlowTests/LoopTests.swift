@@ -196,6 +196,65 @@ import Testing
         #expect(calls == 0)
     }
 
+    @Test func endedSubscriptionsLeaveNoDeliveriesBehindForALoopThatNeverRuns() {
+        // The descriptor says there is nothing to do, so nothing would ever take them out.
+        let h = Harness(Seeds.toggle)
+        let core = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(h.d)).takeUnretainedValue()
+        #expect(h.submit(off) == UF_OK)
+        for _ in 0..<1000 {
+            let sub = h.subscribeDeferred(nil) { _ in
+                Issue.record("an ended subscription was called")
+                return 0
+            }
+            for action in [on, back, on, back] { #expect(h.submit(action) == UF_OK) }
+            #expect(uf_unsubscribe(h.d, sub.id) == UF_OK)
+            #expect(h.loopTimeout == -1)
+        }
+        #expect(core.loop.queue.count < 100)
+    }
+
+    @Test func takingOutEndedSubscriptionsDeliveriesKeepsTheOthersWhole() {
+        // 200 deliveries of an ended subscription go; the three left carry the
+        // texts their actions lent, in order.
+        let h = Harness(Seeds.toggle)
+        let core = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(h.d)).takeUnretainedValue()
+        var direct: [String] = [], deferred: [String] = []
+        let ended = h.subscribeDeferred(nil) { _ in 0 }
+        #expect(h.submit(off) == UF_OK)
+        for i in 0..<199 { #expect(h.submit(i % 2 == 0 ? on : back) == UF_OK) }
+        h.subscribe(nil) { m in direct.append(String(cString: uf_mutation_json(m))); return 0 }
+        h.subscribeDeferred(nil) { m in deferred.append(String(cString: uf_mutation_json(m))); return 0 }
+        for (i, context) in ["first", "second", "third"].enumerated() {
+            #expect(h.submit(#"{"kind":"transition","feature":"Toggle","into":"\#(i % 2 == 0 ? "Off" : "On")","context":"\#(context)","id":"n\#(i)"}"#) == UF_OK)
+        }
+        #expect(uf_unsubscribe(h.d, ended.id) == UF_OK)
+        #expect(core.loop.queue.count == 3)
+        #expect(h.runLoop() == (UF_OK, 3))
+        #expect(deferred == direct)
+        #expect(direct.count == 3 && direct[2].hasSuffix(#""context":"third","id":"n2"}}"#))
+    }
+
+    @Test func aRunMakesOnlyTheDeliveriesWaitingWhenItStartedEvenWhenTheLimitDropsSome() {
+        // Seq 1 and 2 wait; delivering 1 causes three more (Toggle is already On
+        // for the first of its four actions), past the limit of 3, which drops 2:
+        // the run ends there, and the next makes the three.
+        let h = Harness(options: #"{"deferred_limit":3}"#, Seeds.toggle)
+        var seen: [UInt64] = []
+        h.subscribeDeferred(nil) { m in
+            seen.append(uf_mutation_seq(m))
+            if uf_mutation_seq(m) == 1 {
+                for action in [self.on, self.back, self.on, self.back] { _ = uf_submit(uf_mutation_dispatcher(m), action) }
+            }
+            return 0
+        }
+        #expect(h.submit(off) == UF_OK)
+        #expect(h.submit(on) == UF_OK)
+        #expect(h.runLoop() == (UF_OK, 1))
+        #expect(seen == [1])
+        #expect(h.runLoop() == (UF_OK, 3))
+        #expect(seen == [1, 3, 4, 5])
+    }
+
     @Test func pastTheLimitTheOldestDeliveryIsDroppedAndReported() {
         let h = Harness(options: #"{"deferred_limit":2}"#, Seeds.toggle)
         h.captureReports()

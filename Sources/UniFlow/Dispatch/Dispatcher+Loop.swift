@@ -108,12 +108,13 @@ extension Dispatcher {
                                             strings: strings))
         }
         loop.pending += 1
+        hot.subscriptions.pointer(Int(subscription)).pointee.waiting += 1
         while loop.pending > options.deferredLimit, let oldest = popDelivery() {
             guard isWanted(oldest.delivery) else {
                 discard(oldest.delivery)
                 continue
             }
-            loop.pending -= 1
+            taken(oldest.delivery)
             dropped(oldest.delivery, action: popHeader(of: oldest.delivery),
                     UniFlowError(.noMemory, "deferred_limit of \(options.deferredLimit) deliveries reached; the oldest was dropped"))
         }
@@ -126,6 +127,13 @@ extension Dispatcher {
     @inline(__always)
     private func isWanted(_ delivery: DeferredDelivery) -> Bool {
         hot.subscriptions[Int(delivery.subscription)].alive && hot.subscriptions[Int(delivery.subscription)].id == delivery.id
+    }
+
+    /// A wanted delivery leaves the queue (made or dropped).
+    @inline(__always)
+    private func taken(_ delivery: DeferredDelivery) {
+        loop.pending -= 1
+        hot.subscriptions.pointer(Int(delivery.subscription)).pointee.waiting -= 1
     }
 
     /// The oldest waiting delivery and what it owns. Its action's header, if it
@@ -157,10 +165,37 @@ extension Dispatcher {
     /// An ended subscription's waiting deliveries no longer count (they are
     /// skipped when their turn comes).
     func dropDeliveries(of subscription: Int32) {
-        let id = hot.subscriptions[Int(subscription)].id
-        let waiting = loop.queue.count { $0.subscription == subscription && $0.id == id }
-        loop.pending -= waiting
+        let slot = hot.subscriptions.pointer(Int(subscription))
+        loop.pending -= slot.pointee.waiting
+        slot.pointee.waiting = 0
         loop.dirty = true
+        // Nothing may run the loop again (its descriptor no longer says there is
+        // work): once ended subscriptions' deliveries are most of the queue, they
+        // go now, so that subscribers that come and go leave nothing behind.
+        if loop.queue.count > 2 * loop.pending + 64 { purgeEndedDeliveries() }
+    }
+
+    /// Takes the deliveries of ended subscriptions out of the queue, with their
+    /// headers and what they own; the rest keep their order. Also safe from a
+    /// callback of `uf_loop_run`: its walk takes a delivery, its header and what
+    /// it owns from the front before calling back, and looks at the front again after.
+    private func purgeEndedDeliveries() {
+        // Room for the headers first: without it the queue stays as it is.
+        var headers = FlatQueue<ActionHeader>()
+        do throws(UniFlowError) { try headers.reserve(loop.headers.count) } catch { return }
+        var owned = FIFO<DeferredOwned>()
+        // Taken out of `loop` while filtered: the closure reads its other queues.
+        var queue = loop.queue, oldOwned = loop.owned, oldHeaders = loop.headers
+        queue.filter { delivery in
+            let wanted = isWanted(delivery)
+            if delivery.owns, let item = oldOwned.popFirst(), wanted { owned.append(item) }
+            if delivery.hasHeader, let header = oldHeaders.popFirst(), wanted { headers.appendReserved(header) }
+            return wanted
+        }
+        oldHeaders.deallocate()
+        loop.queue = queue
+        loop.headers = headers
+        loop.owned = owned
     }
 
     /// The loop's descriptor must be looked at when the call ends.
@@ -227,14 +262,16 @@ extension Dispatcher {
                 loop.descriptor?.acknowledgeTimer()
                 done += UInt64(fireDueTimers(upTo: time.clock.now()))
             }
-            var count = loop.queue.count
-            while count > 0, let (delivery, owned) = popDelivery() {
-                count -= 1
+            // What waits now, and no more: deliveries its callbacks cause (with
+            // a larger seq) wait for the next call, even when the limit drops
+            // older ones meanwhile.
+            let last = model.seq
+            while let first = loop.queue.first, first.record.seq <= last, let (delivery, owned) = popDelivery() {
                 guard isWanted(delivery) else {
                     discard(delivery)
                     continue
                 }
-                loop.pending -= 1
+                taken(delivery)
                 deliverDeferred(delivery, owned)
                 done += 1
                 if !queue.isEmpty { drainQueue() }

@@ -13,8 +13,16 @@ struct FlatQueue<Element: BitwiseCopyable> {
     /// Fails only when the buffer cannot grow; the queue is unchanged then.
     mutating func append(_ element: Element) throws(UniFlowError) { try items.append(element) }
 
+    /// Room for `n` more elements, so that `appendReserved` cannot fail.
+    mutating func reserve(_ n: Int) throws(UniFlowError) { try items.reserve(n) }
+
+    mutating func appendReserved(_ element: Element) { items.appendReserved(element) }
+
     /// Takes back the last `append` (the queue must not be empty).
     mutating func removeLast() { items.truncate(to: items.count - 1) }
+
+    /// The oldest element, left in place.
+    var first: Element? { head < items.count ? items[head] : nil }
 
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
@@ -35,11 +43,15 @@ struct FlatQueue<Element: BitwiseCopyable> {
         }
     }
 
-    /// How many of the waiting elements `matches` accepts.
-    func count(where matches: (Element) -> Bool) -> Int {
-        var n = 0
-        for i in head..<items.count where matches(items[i]) { n += 1 }
-        return n
+    /// Keeps, in order, only the elements `keep` accepts; `keep` sees each once, oldest first.
+    mutating func filter(_ keep: (Element) -> Bool) {
+        var kept = 0
+        for i in head..<items.count where keep(items[i]) {
+            items.pointer(kept).pointee = items[i]
+            kept += 1
+        }
+        items.truncate(to: kept)
+        head = 0
     }
 
     mutating func deallocate() {

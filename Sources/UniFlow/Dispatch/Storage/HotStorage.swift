@@ -129,6 +129,8 @@ struct SubscriptionSlot {
     var running: Bool
     /// Deferred: deliveries dropped since the last one made (`uf_mutation_dropped`).
     var dropped: UInt64 = 0
+    /// Deferred: its deliveries waiting in the loop's queue.
+    var waiting = 0
 }
 
 /// The flat tables of one dispatcher. Trivially copyable on purpose: a
