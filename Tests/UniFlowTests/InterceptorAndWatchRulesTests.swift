@@ -97,6 +97,25 @@ import Testing
         #expect(core.registrations.interceptors.isEmpty)
     }
 
+    @Test func endingOneInterceptorLeavesTheOthersOfItsFeatureSeeingIt() {
+        let h = Harness(options: nil, Self.definitions)
+        let seen = Recorder()
+        let first = Self.intercept(h, feature: "Counter", seen)
+        let second = Self.intercept(h, feature: "Counter", seen)
+        let every = Self.intercept(h, seen)
+        #expect(uf_unsubscribe(h.d, first) == UF_OK)
+        #expect(uf_unsubscribe(h.d, every) == UF_OK)
+        // The hot path and the general one both still see Counter's interceptor.
+        let initialize = CAction(UF_ACTION_INITIALIZE, feature: "Counter", into: "Counting")
+        #expect(initialize.dispatch(h.d) == UF_OK)
+        #expect(h.submit(#"{"kind":"actualize","feature":"Counter","in":"Counting","payload":{"n":1}}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Lamp","into":"Off"}"#) == UF_OK)
+        #expect(seen.lines == ["1 Counter Counting", "2 Counter Counting"])
+        #expect(uf_unsubscribe(h.d, second) == UF_OK)
+        #expect(h.submit(#"{"kind":"deinitialize","feature":"Counter"}"#) == UF_OK)
+        #expect(seen.lines.count == 2)
+    }
+
     @Test func aVetoInABatchFailsItAndDropsWhatInterceptorsQueued() {
         let h = Harness(Self.definitions)
         let seen = Recorder()

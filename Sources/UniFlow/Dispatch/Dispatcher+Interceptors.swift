@@ -68,32 +68,38 @@ extension Dispatcher {
         let id = registrations.makeID()
         registrations.byID[id] = .interceptor(registrations.interceptors.count)
         registrations.interceptors.append(InterceptorSlot(id: id, callback: callback, feature: feature))
-        updateInterceptionFlags()
+        registrations.interceptorCounts[feature, default: 0] += 1
+        setInterceptionFlag(of: feature, true)
         return id
     }
 
     /// Ends an interceptor; its `payload_free` runs now, or when its callback returns.
     func endInterceptor(_ index: Int) {
+        let feature = registrations.interceptors[index].feature
         registrations.interceptors[index].alive = false
-        registrations.interceptorsEnded = true
+        registrations.interceptorsEnded += 1
         registrations.byID[registrations.interceptors[index].id] = nil
+        registrations.interceptorCounts[feature]! -= 1
+        if registrations.interceptorCounts[feature] == 0 {
+            registrations.interceptorCounts[feature] = nil
+            setInterceptionFlag(of: feature, false)
+        }
         if !registrations.interceptors[index].running {
             let release = registrations.interceptors[index].callback.takeRelease()
             release.run()
         }
-        // Now, unless a loop walks the list: waiting for the next action to
-        // compact let a host that adds and ends them without acting grow the list.
-        compactInterceptors()
-        updateInterceptionFlags()
+        // Without waiting for the next action, which a host that adds and ends
+        // them without acting would grow the list for; once the ended are half
+        // of it, so that each end pays a constant share of the compaction.
+        if registrations.interceptorsEnded * 2 >= registrations.interceptors.count {
+            compactInterceptors()
+        }
     }
 
-    /// Which features an interceptor sees, for the quick test on every action.
-    private func updateInterceptionFlags() {
-        for f in 0..<hot.features.count { hot.features.pointer(f).pointee.intercepted = false }
-        hot.interceptingAll = false
-        for slot in registrations.interceptors where slot.alive {
-            if slot.feature < 0 { hot.interceptingAll = true } else { hot.features.pointer(Int(slot.feature)).pointee.intercepted = true }
-        }
+    /// Whether any interceptor sees the feature (or, for -1, every feature): the
+    /// quick test on every action.
+    private func setInterceptionFlag(of feature: Int32, _ on: Bool) {
+        if feature < 0 { hot.interceptingAll = on } else { hot.features.pointer(Int(feature)).pointee.intercepted = on }
     }
 
     /// Calls the interceptors of the action's feature; the first veto or failure
@@ -164,7 +170,6 @@ extension Dispatcher {
                 // Ended from inside its own callback: release it now that it returned.
                 let release = registrations.interceptors[index].callback.takeRelease()
                 release.run()
-                registrations.interceptorsEnded = true
             }
             if result > 0 {
                 failure = UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)")
@@ -173,7 +178,8 @@ extension Dispatcher {
             }
         }
         registrations.interceptorWalks -= 1
-        if registrations.interceptorsEnded { compactInterceptors() }
+        // The walk cost as much as compacting: any ended slot goes now.
+        if registrations.interceptorsEnded > 0 { compactInterceptors() }
         return failure
     }
 
@@ -183,7 +189,7 @@ extension Dispatcher {
         guard registrations.interceptorWalks == 0, !registrations.interceptors.contains(where: { $0.running }) else { return }
         registrations.interceptors.removeAll { !$0.alive }
         for (i, slot) in registrations.interceptors.enumerated() { registrations.byID[slot.id] = .interceptor(i) }
-        registrations.interceptorsEnded = false
+        registrations.interceptorsEnded = 0
     }
 
     /// `uf_intercepted_json`: the action as JSON, made on first request.

@@ -207,7 +207,7 @@ extension Dispatcher {
 
     /// Whether `uf_loop_run` has something to do now.
     private var loopWorkDue: Bool {
-        if loop.pending > 0 || !pendingWatches.isEmpty { return true }
+        if loop.pending > 0 || registrations.watchesWaiting > 0 { return true }
         guard let next = hostTimerDeadline else { return false }
         return next <= time.clock.now()
     }
@@ -240,7 +240,7 @@ extension Dispatcher {
     /// `uf_loop_timeout`: 0 when work is due, the milliseconds until the next
     /// host timer (rounded up, clamped to `INT_MAX`), or -1.
     func loopTimeout() -> Int32 {
-        if loop.pending > 0 || !pendingWatches.isEmpty { return 0 }
+        if loop.pending > 0 || registrations.watchesWaiting > 0 { return 0 }
         guard let next = hostTimerDeadline else { return -1 }
         let nowNanoseconds = DispatcherClock.monotonicNanoseconds()
         let due = time.clock.monotonicNanoseconds(at: next)
@@ -278,7 +278,7 @@ extension Dispatcher {
             }
             for index in pendingWatches {
                 guard let value = registrations.watches[index].pending else { continue }
-                registrations.watches[index].pending = nil
+                setPending(nil, ofWatch: index)
                 if registrations.watches[index].delivered != value || registrations.watches[index].delivered == nil {
                     deliver(value, toWatch: index)
                     done += 1

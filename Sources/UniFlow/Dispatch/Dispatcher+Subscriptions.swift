@@ -79,7 +79,7 @@ extension Dispatcher {
         let id = registrations.makeID()
         let slot = SubscriptionSlot(id: id, callback: callback, kinds: filter.kinds, feature: filter.feature,
                                     oldState: filter.oldState, newState: filter.newState, keyed: filter.key != nil,
-                                    deferred: deferred, alive: true, running: false)
+                                    list: list ?? -1, deferred: deferred, alive: true, running: false)
         let index: Int32
         if let reused = reuse {
             registrations.freeSubscriptionSlots.removeLast()
@@ -107,9 +107,11 @@ extension Dispatcher {
         let list: Int32
         if let free = registrations.freeKeyedLists.popLast() {
             list = free
+            registrations.keyedListNames[Int(list)] = name
         } else {
             try hot.keyedLists.append(SlotList())
             list = Int32(hot.keyedLists.count - 1)
+            registrations.keyedListNames.append(name)
         }
         registrations.keyedLists[name] = list
         if let table = instanceTable(of: name.feature) {
@@ -179,12 +181,8 @@ extension Dispatcher {
     func removeFromList(_ index: Int32) {
         let slot = hot.subscriptions[Int(index)]
         if slot.keyed {
-            for (name, list) in registrations.keyedLists {
-                guard name.feature == slot.feature, hot.keyedLists[Int(list)].contains(index) else { continue }
-                hot.keyedLists.pointer(Int(list)).pointee.removeAll { $0 == index }
-                if hot.keyedLists[Int(list)].count == 0 { releaseKeyedList(name, list) }
-                break
-            }
+            hot.keyedLists.pointer(Int(slot.list)).pointee.removeAll { $0 == index }
+            if hot.keyedLists[Int(slot.list)].count == 0 { releaseKeyedList(registrations.keyedListNames[Int(slot.list)], slot.list) }
         } else if slot.feature < 0 {
             hot.anySubscribers.removeAll { $0 == index }
         } else {

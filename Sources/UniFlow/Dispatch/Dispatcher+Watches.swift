@@ -88,7 +88,7 @@ extension Dispatcher {
         if batch != nil { batch!.watchAdded = true }
         let value = evaluate(watch: index)
         if deferred {
-            registrations.watches[index].pending = value
+            setPending(value, ofWatch: index)
             noteLoopWork()
         } else {
             deliver(value, toWatch: index)
@@ -138,7 +138,7 @@ extension Dispatcher {
         registrations.watches[index].alive = false
         registrations.watchesEnded += 1
         if registrations.watches[index].pending != nil {
-            registrations.watches[index].pending = nil
+            setPending(nil, ofWatch: index)
             loop.dirty = true  // its waiting value no longer keeps the loop's descriptor readable
         }
         registrations.byID[registrations.watches[index].id] = nil
@@ -182,11 +182,11 @@ extension Dispatcher {
                     if registrations.watches[index].delivered == value {
                         // Back to the value the watch has: nothing waits for the loop any more.
                         if registrations.watches[index].pending != nil {
-                            registrations.watches[index].pending = nil
+                            setPending(nil, ofWatch: index)
                             loop.dirty = true
                         }
                     } else {
-                        registrations.watches[index].pending = value
+                        setPending(value, ofWatch: index)
                         noteLoopWork()
                     }
                 } else if registrations.watches[index].delivered != value {
@@ -206,8 +206,9 @@ extension Dispatcher {
     /// Drops ended watches once they are many, so that adding and ending watches
     /// for ever does not grow the lists (only between deliveries: indices move).
     private func compactWatches() {
-        guard registrations.watchesEnded > 16 else { return }
-        let ended = registrations.watches.reduce(0) { $0 + ($1.alive ? 0 : 1) }
+        // `watchesEnded` counts exactly the ended slots (each ends once): no walk
+        // over every watch on every end.
+        let ended = registrations.watchesEnded
         guard ended > 16 && ended * 2 > registrations.watches.count,
               !registrations.watches.contains(where: { $0.running }) else { return }
         registrations.watches.removeAll { !$0.alive }
@@ -291,7 +292,7 @@ extension Dispatcher {
     func deliver(_ value: JSONValue, toWatch index: Int) {
         let previous = registrations.watches[index].delivered
         registrations.watches[index].delivered = value
-        registrations.watches[index].pending = nil
+        setPending(nil, ofWatch: index)
         let slot = registrations.watches[index]
         let saved = scratch.watch
         scratch.watch = WatchScratch(value: value, previous: previous)
@@ -322,7 +323,16 @@ extension Dispatcher {
 
     /// Deferred watches with a value waiting, in id order.
     var pendingWatches: [Int] {
-        registrations.watches.indices.filter { registrations.watches[$0].alive && registrations.watches[$0].pending != nil }
+        guard registrations.watchesWaiting > 0 else { return [] }
+        return registrations.watches.indices.filter { registrations.watches[$0].alive && registrations.watches[$0].pending != nil }
+    }
+
+    /// Sets or clears a deferred watch's waiting value, counting the watches
+    /// that have one: a host's loop asks on every turn whether any does.
+    func setPending(_ value: JSONValue?, ofWatch index: Int) {
+        let had = registrations.watches[index].pending != nil
+        registrations.watches[index].pending = value
+        registrations.watchesWaiting += (value != nil ? 1 : 0) - (had ? 1 : 0)
     }
 }
 

@@ -27,6 +27,8 @@ struct Registrations {
     /// The list in `HotStorage.keyedLists` of each instance some `F[key]` filter
     /// names (the instance need not live yet).
     var keyedLists: [InstanceName: Int32] = [:]
+    /// The instance each of those lists belongs to, by list (stale for free lists).
+    var keyedListNames: [InstanceName] = []
     var freeKeyedLists: [Int32] = []
 
     var watches: [WatchSlot] = []
@@ -36,10 +38,15 @@ struct Registrations {
     var watchesOfAll: [Int] = []
     /// Watches ended since the list was last compacted.
     var watchesEnded = 0
+    /// Deferred watches with a value waiting for the host's loop.
+    var watchesWaiting = 0
 
     var interceptors: [InterceptorSlot] = []
-    /// An interceptor ended since the list was last compacted.
-    var interceptorsEnded = false
+    /// Interceptors ended since the list was last compacted.
+    var interceptorsEnded = 0
+    /// Live interceptors by the feature they see (-1: every feature), for the
+    /// flags the dispatch tests.
+    var interceptorCounts: [Int32: Int] = [:]
     /// Loops walking `interceptors` by index (calling them, releasing them): a
     /// callback or `payload_free` they run may end interceptors, but the list must
     /// not shift under them.

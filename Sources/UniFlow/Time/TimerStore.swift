@@ -62,6 +62,8 @@ struct TimerStore {
     private var heap = UnsafeVector<TimerHeapEntry>()
     private var freeRecords: Int32 = -1
     private(set) var live = 0
+    /// Records `suspend` left, which keep their heap entries.
+    private var suspendedCount = 0
     /// The serial the next `arm` gives (a restore journals the serials it is about to give).
     private(set) var nextSerial: UInt64 = 1
 
@@ -134,7 +136,9 @@ struct TimerStore {
                             generation: record.pointee.generation))
         record.pointee.filed = true
         live &+= 1
-        if heap.count > 1024 && heap.count > live * 3 { compact() }
+        // Suspended records keep their entries through a compaction: counted, or a
+        // batch that suspends many and arms more would compact on every arm.
+        if heap.count > 1024 && heap.count > (live + suspendedCount) * 3 { compact() }
     }
 
     /// Disarms a timer, or forgets a parked one, and frees its record (its
@@ -214,10 +218,12 @@ struct TimerStore {
         records.pointer(Int(index)).pointee.alive = false
         records.pointer(Int(index)).pointee.suspended = true
         live -= 1
+        suspendedCount += 1
     }
 
     mutating func revive(_ index: Int32) {
         guard !records[Int(index)].alive else { return }
+        if records[Int(index)].suspended { suspendedCount -= 1 }
         records.pointer(Int(index)).pointee.alive = true
         records.pointer(Int(index)).pointee.suspended = false
         live += 1
@@ -227,6 +233,7 @@ struct TimerStore {
     mutating func release(suspended index: Int32) {
         let record = records.pointer(Int(index))
         guard !record.pointee.alive else { return }
+        if record.pointee.suspended { suspendedCount -= 1 }
         record.pointee = TimerRecord(generation: record.pointee.generation &+ 1, next: freeRecords)
         freeRecords = index
     }

@@ -122,6 +122,8 @@ struct SubscriptionSlot {
     var newState: Int32
     /// Its filter names one instance (`F[key]`): it is in that key's list.
     var keyed: Bool
+    /// That list, in `HotStorage.keyedLists` (-1: not keyed).
+    var list: Int32 = -1
     /// Delivered by `uf_loop_run` on the host's thread (`uf_subscribe_deferred`).
     var deferred: Bool
     var alive: Bool
