@@ -268,6 +268,29 @@ def test_a_dispatcher_attaches_again_once_its_loop_is_closed() -> None:
         assert asyncio.run(turn("Off")) == "Off"
 
 
+def test_waiting_in_a_later_asyncio_run_attaches_to_it_without_attach() -> None:
+    with Dispatcher(timers="host") as d:
+        d.register(LAMP)
+
+        async def first() -> None:
+            d.attach()
+
+        async def second() -> List[str]:
+            waiting = d.wait_for("AnyMutationOf<Lamp>", timeout=5)
+            iterator = d.mutations("AnyMutationOf<Lamp>")
+            d.initialize("Lamp", "On")
+            m = await waiting
+            n = await asyncio.wait_for(iterator.__anext__(), 5)
+            await iterator.aclose()
+            return [m.new.name, n.new.name]
+
+        asyncio.run(first())
+        assert asyncio.run(second()) == ["On", "On"]
+        # Outside any loop, a dispatcher whose loop closed is not attached.
+        with pytest.raises(uniflow.Misuse):
+            d.mutations()
+
+
 def test_a_wait_for_never_awaited_ends_its_subscription() -> None:
     import gc
     import warnings

@@ -51,6 +51,16 @@ def detach(d: "Dispatcher") -> None:
 
 def _require(d: "Dispatcher", what: str) -> asyncio.AbstractEventLoop:
     loop = d._loop
+    if loop is not None and loop.is_closed():
+        # Attached in an earlier asyncio.run: to this one, as attach() would.
+        d._loop = None
+        try:
+            running: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            attach(d, running)
+        loop = d._loop
     if loop is None:
         raise Misuse(f"{what} needs a dispatcher attached to an event loop: call d.attach() first")
     return loop
