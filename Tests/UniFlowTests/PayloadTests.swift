@@ -139,6 +139,11 @@ private func expectRefused(_ state: String, _ payload: String?, _ message: Strin
         #expect(throws: UniFlowError(.schema, "F.W.f2: required field missing")) {
             try state.checkPayload(try #require(try JSONParser.parse(known).objectValue), feature: "F")
         }
+        // Then field by field in declaration order: f2 of the wrong type before f4 missing.
+        let wrongThenMissing = #"{"f2": "x", "f6": 6}"#
+        #expect(throws: UniFlowError(.schema, "F.W.f2: expected integer, got string")) {
+            try state.checkPayload(try #require(try JSONParser.parse(wrongThenMissing).objectValue), feature: "F")
+        }
     }
 }
 
