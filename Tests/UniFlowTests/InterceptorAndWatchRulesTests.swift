@@ -202,6 +202,36 @@ import Testing
         #expect(b?.mutations == [])
     }
 
+    /// The hot path too: an interceptor that ends a's list and gives it to b, or
+    /// makes a's list, changes where a's transition goes.
+    @Test func anInterceptorThatChangesAnInstancesSubscriptionsIsHeededOnTheHotPath() {
+        let h = Harness(Self.keyed)
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","key":"a","into":"A"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","key":"b","into":"A"}"#) == UF_OK)
+        let a = h.subscribe("AnyMutationOf<K[a]>") { _ in 0 }
+        var b: UniFlowTests.Recorder? = nil
+        let moving = Self.intercept(h, Recorder()) { _ in
+            #expect(uf_unsubscribe(h.d, a.id) == UF_OK)
+            b = h.record("AnyMutationOf<K[b]>")
+            return 0
+        }
+        let toB = CAction(UF_ACTION_TRANSITION, feature: "K", key: "a", into: "B")
+        #expect(toB.dispatch(h.d) == UF_OK)
+        #expect(b?.mutations == [])
+        #expect(uf_unsubscribe(h.d, moving) == UF_OK)
+
+        // No list for c yet: one made by the interceptor is called, as on the general path.
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","key":"c","into":"A"}"#) == UF_OK)
+        var c: UniFlowTests.Recorder? = nil
+        _ = Self.intercept(h, Recorder()) { _ in
+            if c == nil { c = h.record("AnyMutationOf<K[c]>") }
+            return 0
+        }
+        let cToB = CAction(UF_ACTION_TRANSITION, feature: "K", key: "c", into: "B")
+        #expect(cToB.dispatch(h.d) == UF_OK)
+        #expect(c?.mutations.count == 1)
+    }
+
     @Test func aWatchAddedInABatchThatRollsBackIsCalledAgainWithTheValueThatHolds() {
         let h = Harness(Self.keyed)
         let seen = Recorder(), deferred = Recorder()

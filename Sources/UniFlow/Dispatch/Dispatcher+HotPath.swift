@@ -142,9 +142,11 @@ extension Dispatcher {
         // The precondition holds: interceptors, then apply, then notify.
         cascade.processed += 1
         let action = HotAction(action: pointer, kind: kind, feature: feature, from: from, into: into, event: event)
-        if slot.pointee.intercepted || hot.interceptingAll,
-           let failure = intercept(hot: action, current: current) {
-            return fail(failure)
+        if slot.pointee.intercepted || hot.interceptingAll {
+            if let failure = intercept(hot: action, current: current) { return fail(failure) }
+            // It may have ended the instance's F[key] list (which another key may
+            // then have taken) or made one: read again, as the general path does.
+            if instance >= 0 { instanceList = hot.instanceTables[Int(table)].slots[Int(instance)].subscribers }
         }
         // An interceptor may have registered or subscribed, which can move the tables.
         let applied = hot.features.pointer(Int(feature))
