@@ -7,16 +7,29 @@
  * journal replays to exactly the model the dispatcher has.
  *
  * A full disk is simulated with RLIMIT_FSIZE (write fails with EFBIG once the
- * file would grow past the limit) in this process of its own, and with /dev/full.
+ * file would grow past the limit) in this process of its own, and with /dev/full;
+ * a disk that cannot sync, with an fsync of this program's that fails.
  */
 #define _XOPEN_SOURCE 700
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+
+/* The library's fsync, failing on request (a disk that reports EIO): the
+ * program's definition comes before libc's for the library's calls too. */
+static int fail_fsync;
+int fsync(int fd) {
+    if (fail_fsync) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);  /* enough for a test: the data reach the disk */
+}
 
 static const char *const main_feature =
     "[{\"feature\":\"Main\",\"states\":{\"Main\":{\"fields\":{\"val\":\"integer\"}}}},"
@@ -103,11 +116,41 @@ static void a_registration_that_cannot_be_journaled_registers_nothing(void) {
     uf_dispatcher_free(d);
 }
 
+static void a_line_that_cannot_be_synced_is_taken_back(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    char options[256], expected[512];
+    snprintf(options, sizeof options, "{\"journal\":\"%s\",\"journal_sync\":true}", path);
+    uf_dispatcher *d = check_dispatcher(options, main_feature);
+    CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}"), UF_OK);
+    const char *before = "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":1}}}";
+    long size = file_size(path);
+
+    /* Written, but not known to be on disk: the action fails, and a replay must
+     * not apply what the dispatcher did not. */
+    fail_fsync = 1;
+    snprintf(expected, sizeof expected, "cannot sync journal '%s': Input/output error", path);
+    CHECK_ERROR(uf_submit(d, "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":2}}"),
+                UF_EIO, expected);
+    fail_fsync = 0;
+    CHECK_STATE(d, before);
+    CHECK(file_size(path) == size);
+    uf_dispatcher *reader = check_dispatcher(NULL, main_feature);
+    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
+    CHECK_STATE(reader, before);
+    uf_dispatcher_free(reader);
+    uf_dispatcher_free(d);
+    unlink(path);
+}
+
 int main(void) {
     /* Writing past RLIMIT_FSIZE raises SIGXFSZ, which would end the process;
      * ignored, the write fails with EFBIG instead. */
     signal(SIGXFSZ, SIG_IGN);
     a_full_disk_fails_the_action_and_changes_nothing();
     a_registration_that_cannot_be_journaled_registers_nothing();
+    a_line_that_cannot_be_synced_is_taken_back();
     return check_summary();
 }

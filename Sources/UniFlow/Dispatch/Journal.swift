@@ -83,10 +83,14 @@ final class Journal {
             }
             offset += n
         }
-        end += bytes.count
         if sync && fsync(fd) != 0 {
-            throw UniFlowError(.io, "cannot sync journal '\(path)': \(String(cString: strerror(errno)))")
+            // Not known to be on disk: the caller does not apply it, so it must
+            // not be in the file for a replay to apply either.
+            let reason = String(cString: strerror(errno))
+            _ = ftruncate(fd, end)
+            throw UniFlowError(.io, "cannot sync journal '\(path)': \(reason)")
         }
+        end += bytes.count
     }
 }
 
