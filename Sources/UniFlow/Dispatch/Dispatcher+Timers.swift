@@ -508,6 +508,7 @@ extension Dispatcher {
             if keep { return }
             replaced = armed
         }
+        try startTimerThreadIfNeeded()
         let due = deadlines.after(delay)
         let actionText = try Memory.copy(text, for: "a timer's action")
         var idText: UnsafeMutablePointer<CChar>? = nil
@@ -799,8 +800,20 @@ extension Dispatcher {
 
     // MARK: The timer thread
 
-    /// Starts the library's timer thread (the first timer armed).
+    /// Starts the library's timer thread (the first timer armed). A state timer
+    /// armed when it cannot start is reported; the next timer armed tries again.
     private func startTimerThread() {
+        do throws(UniFlowError) {
+            try startTimerThreadIfNeeded()
+        } catch {
+            report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: nil, aboutTimer: true))
+        }
+    }
+
+    /// Starts the timer thread if timers need it and it does not run yet: an
+    /// API timer is armed only once something can fire it.
+    func startTimerThreadIfNeeded() throws(UniFlowError) {
+        guard options.timers == .thread, time.clock.kind == .monotonic, time.thread == nil else { return }
         let thread = TimerThread()
         time.thread = thread
         do throws(UniFlowError) {
@@ -809,7 +822,7 @@ extension Dispatcher {
             try thread.start { [unowned self] in runTimerThread(thread) }
         } catch {
             time.thread = nil
-            report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: nil, aboutTimer: true))
+            throw error
         }
     }
 
