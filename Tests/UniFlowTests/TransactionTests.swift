@@ -76,6 +76,20 @@ import Testing
         #expect(h.state == "{}")
     }
 
+    @Test(arguments: [
+        ("{}", "object"), (#"{"kind":"initialize","feature":"Toggle","into":"Off"}"#, "object"),
+        (#""x""#, "string"), ("null", "null"), ("3", "number"), ("true", "boolean"),
+    ])
+    func aBatchThatIsNotAnArrayIsRefused(batch: String, type: String) {
+        let h = Harness(Seeds.toggle)
+        let recorder = h.record()
+        #expect(uf_submit_batch(h.d, batch) == UF_ESCHEMA)
+        #expect(h.lastStatus == UF_ESCHEMA)
+        #expect(h.lastError == "a batch must be an array of actions, got \(type)")
+        #expect(h.state == "{}")
+        #expect(recorder.mutations.isEmpty)
+    }
+
     @Test func batchesRestoresAndReplaysAreRefusedInsideCallbacks() {
         let h = Harness(Seeds.toggle)
         var statuses: [Int32] = []
@@ -112,6 +126,31 @@ import Testing
         #expect(uf_state_restore(h.d, #"{"FileDownloading":{"state":"InProgress","payload":{"progress":"x"}}}"#) == UF_ESCHEMA)
         #expect(uf_state_restore(h.d, "[]") == UF_ESCHEMA)
         #expect(h.state == before)
+    }
+
+    /// A model of the wrong shape is refused by name, as any missing or ill-typed
+    /// key is (`missing key 'x'`, `x: expected T, got U`), and changes nothing.
+    @Test(arguments: [
+        ("[]", "a model must be an object, got array"),
+        (#""Toggle""#, "a model must be an object, got string"),
+        ("null", "a model must be an object, got null"),
+        (#"{"Toggle":{"payload":{}}}"#, "Toggle: missing key 'state'"),
+        (#"{"Toggle":{}}"#, "Toggle: missing key 'state'"),
+        (#"{"Toggle":{"state":1}}"#, "Toggle.state: expected string, got number"),
+        (#"{"Toggle":{"state":null,"payload":{}}}"#, "Toggle.state: expected string, got null"),
+        (#"{"Slot":{"a":{"payload":{}}}}"#, "Slot.a: missing key 'state'"),
+        (#"{"Slot":{"a":{"state":"Free"},"b":{"state":["Free"]}}}"#, "Slot.b.state: expected string, got array"),
+    ])
+    func aRestoreOfTheWrongShapeIsRefusedByName(model: String, message: String) {
+        let h = Harness(Seeds.toggle, #"{"feature": "Slot", "instances": "keyed", "states": {"Free": {}}}"#)
+        h.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        let before = h.state
+        let recorder = h.record()
+        #expect(uf_state_restore(h.d, model) == UF_ESCHEMA)
+        #expect(h.lastStatus == UF_ESCHEMA)
+        #expect(h.lastError == message)
+        #expect(h.state == before)
+        #expect(recorder.mutations.isEmpty)
     }
 
 

@@ -143,8 +143,9 @@ extension Dispatcher {
         for key in entry.keys where key != "state" && key != "payload" {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
         }
-        guard let stateName = entry["state"]?.stringValue else {
-            throw UniFlowError(.schema, "\(path).state: expected string")
+        guard let stateValue = entry["state"] else { throw UniFlowError(.schema, "\(path): missing key 'state'") }
+        guard let stateName = stateValue.stringValue else {
+            throw UniFlowError(.schema, "\(path).state: expected string, got \(stateValue.jsonTypeName)")
         }
         let state = try resolveState(stateName, of: feature)
         let payload: JSONObject?
