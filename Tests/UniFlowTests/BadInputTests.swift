@@ -100,6 +100,32 @@ import Testing
         uf_dispatcher_free(d)
     }
 
+    /// Each refused option is `UF_EINVAL` with its own message, and `*out` is set
+    /// to NULL whatever it held.
+    @Test(arguments: [
+        ("[]", "options must be an object, got array"),
+        ("null", "options must be an object, got null"),
+        (#""journal=/tmp/j""#, "options must be an object, got string"),
+        (#"{"report_skipped":1}"#, "option 'report_skipped' must be a boolean, got 1"),
+        (#"{"report_skipped":"true"}"#, #"option 'report_skipped' must be a boolean, got "true""#),
+        (#"{"journal":""}"#, #"option 'journal' must be a non-empty path, got """#),
+        (#"{"journal":3}"#, "option 'journal' must be a non-empty path, got 3"),
+        (#"{"journal":null}"#, "option 'journal' must be a non-empty path, got null"),
+        (#"{"journal_sync":"yes"}"#, #"option 'journal_sync' must be a boolean, got "yes""#),
+        (#"{"journal_sync":0}"#, "option 'journal_sync' must be a boolean, got 0"),
+        (#"{"timers":"none"}"#, #"option 'timers' must be "thread" or "host", got "none""#),
+        (#"{"timers":false}"#, #"option 'timers' must be "thread" or "host", got false"#),
+        (#"{"clock":"wall"}"#, #"option 'clock' must be "monotonic" or "manual", got "wall""#),
+        (#"{"clock":["manual"]}"#, #"option 'clock' must be "monotonic" or "manual", got ["manual"]"#),
+    ])
+    func refusedOptionsAreNamed(options: String, message: String) {
+        var d = OpaquePointer(bitPattern: 0x10)
+        #expect(uf_dispatcher_new(&d, options) == UF_EINVAL)
+        #expect(uf_last_status() == UF_EINVAL)
+        #expect(String(cString: uf_last_error()) == message)
+        #expect(d == nil)
+    }
+
     @Test func registrationErrorsLeaveTheRegistryUnchanged() {
         let h = started()
         #expect(uf_register(h.d, Seeds.toggle) == UF_EEXISTS)

@@ -1,3 +1,4 @@
+import CUniFlow
 import Testing
 @testable import UniFlow
 
@@ -157,6 +158,9 @@ private func expectRefused(_ text: String, _ message: String, status: Status = .
         (#"{"feature": "", "states": {"S": {}}}"#, "features[0].feature: '' is not a valid name"),
         (#"{"feature": "1F", "states": {"S": {}}}"#, "features[0].feature: '1F' is not a valid name"),
         (#"{"feature": "F", "description": ["x"], "states": {"S": {}}}"#, "features[0].description: expected string, got array"),
+        (#"{"feature": "F", "instances": "many", "states": {"S": {}}}"#, #"features[0].instances: expected "single" or "keyed", got "many""#),
+        (#"{"feature": "F", "instances": "Keyed", "states": {"S": {}}}"#, #"features[0].instances: expected "single" or "keyed", got "Keyed""#),
+        (#"{"feature": "F", "instances": true, "states": {"S": {}}}"#, #"features[0].instances: expected "single" or "keyed", got true"#),
     ])
     func featureErrors(text: String, message: String) throws {
         try expectRefused(text, message)
@@ -212,6 +216,52 @@ private func expectRefused(_ text: String, _ message: String, status: Status = .
     ])
     func initialTransitionAndBindingErrors(member: String, message: String) throws {
         try expectRefused(#"{"feature": "F", "states": {"A": {}, "B": {}}, \#(member)}"#, message)
+    }
+
+    @Test func aStateHasAtMost255Timers() throws {
+        func state(timers count: Int) -> String {
+            let timers = Array(repeating: #"{"ms": 1, "submit": []}"#, count: count).joined(separator: ",")
+            return #"{"feature": "F", "states": {"S": {"after": [\#(timers)]}}}"#
+        }
+        #expect(try parse(state(timers: 255))[0].states[0].timers.count == 255)
+        try expectRefused(state(timers: 256), "features[0].states.S.after: at most 255 timers per state, got 256")
+    }
+
+    /// Bindings are read when they are registered: `uf_register` refuses a binding
+    /// of the wrong shape with its whole path, and registers nothing of the call.
+    @Test(arguments: [
+        (#"{"then": {"submit": []}}"#, "features[1].bindings[1]: missing key 'when'"),
+        (#"{"when": "AnyMutation", "given": {}, "then": {"submit": []}}"#, "features[1].bindings[1].given: expected array, got object"),
+        (#"{"when": "AnyMutation", "given": {"if": true}, "then": {"submit": []}}"#, "features[1].bindings[1].given: expected array, got object"),
+        (#"{"when": "AnyMutation", "then": []}"#, "features[1].bindings[1].then: expected object, got array"),
+        (#"{"when": "AnyMutation", "then": "log"}"#, "features[1].bindings[1].then: expected object, got string"),
+        (#"{"when": "AnyMutation", "then": {"submit": [], "x": 1}}"#, "features[1].bindings[1].then: unknown key 'x'"),
+        (#"{"when": "AnyMutation", "then": {"submit": {}}}"#, "features[1].bindings[1].then.submit: expected array, got object"),
+        (#"{"when": "AnyMutation", "then": {"submit": {"kind": "trigger", "feature": "F"}}}"#,
+         "features[1].bindings[1].then.submit: expected array, got object"),
+        (#"{"when": "AnyMutation", "given": [{"spec": "nothing to do"}], "then": {"submit": []}}"#,
+         "features[1].bindings[1].given[0]: needs exactly one of 'if', 'map', 'call'"),
+        (#"{"when": "AnyMutation", "given": [{"if": true}, {"if": true, "map": 1}], "then": {"submit": []}}"#,
+         "features[1].bindings[1].given[1]: needs exactly one of 'if', 'map', 'call'"),
+        (#"{"when": "AnyMutation", "given": [{"map": 1, "call": "h"}], "then": {"submit": []}}"#,
+         "features[1].bindings[1].given[0]: needs exactly one of 'if', 'map', 'call'"),
+        (#"{"when": "AnyMutation", "given": [{"if": true, "map": 1, "call": "h"}], "then": {"submit": []}}"#,
+         "features[1].bindings[1].given[0]: needs exactly one of 'if', 'map', 'call'"),
+    ])
+    func bindingShapeErrorsAtRegistration(binding: String, message: String) {
+        let h = Harness()
+        let definitions = #"""
+            [{"feature": "A", "states": {"S": {}}},
+             {"feature": "F", "states": {"S": {}},
+              "bindings": [{"when": "AnyMutation", "then": {"submit": []}}, \#(binding)]}]
+            """#
+        #expect(uf_register(h.d, definitions) == UF_ESCHEMA)
+        #expect(h.lastStatus == UF_ESCHEMA)
+        #expect(h.lastError == message)
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_definitions_get(h.d, &out) == UF_OK)
+        #expect(String(cString: out!) == #"{"features":[]}"#)
+        uf_free(out)
     }
 
     @Test func errorsNameTheIndexOfTheirDefinition() throws {

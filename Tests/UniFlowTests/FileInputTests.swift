@@ -34,4 +34,23 @@ import Testing
         #expect(reader.lastError.hasSuffix(": invalid UTF-8"))
         #expect(reader.state == "{}")
     }
+
+    /// A directory opens but does not read: `EISDIR`, named with the path, for
+    /// definitions and journals alike.
+    @Test func aDirectoryIsNotAFileToRead() {
+        let path = temporaryPath("directory", extension: "d")
+        #expect(mkdir(path, 0o700) == 0)
+        defer { rmdir(path) }
+        let h = Harness(Seeds.toggle)
+        #expect(uf_register_file(h.d, path) == UF_EIO)
+        #expect(h.lastStatus == UF_EIO)
+        #expect(h.lastError == "cannot read '\(path)': Is a directory")
+        #expect(uf_replay_file(h.d, path) == UF_EIO)
+        #expect(h.lastError == "cannot read '\(path)': Is a directory")
+        #expect(h.state == "{}")
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_definitions_get(h.d, &out) == UF_OK)
+        #expect(String(cString: out!) == #"{"features":[{"feature":"Toggle","states":{"Off":{},"On":{}}}]}"#)
+        uf_free(out)
+    }
 }

@@ -7,9 +7,13 @@ import Testing
 /// character, Windows line ends, and hand-edited lines with numbers a journaling
 /// dispatcher never writes (docs/journal.md).
 @Suite struct JournalInputs {
-    /// A journal of Toggle: the header, then three mutations; its lines.
+    /// Toggle, and a keyed feature for lines about instances: registered in one
+    /// call, so that the journal has one header line.
+    static let definitions = #"[\#(Seeds.toggle), {"feature": "Slot", "instances": "keyed", "states": {"Free": {}}}]"#
+
+    /// A journal of Toggle and Slot: the header, then three mutations of Toggle; its lines.
     func journal(_ path: String) -> [String] {
-        let h = Harness(options: #"{"journal":"\#(path)"}"#, Seeds.toggle)
+        let h = Harness(options: #"{"journal":"\#(path)"}"#, Self.definitions)
         precondition(h.submit(#"{"kind":"initialize","feature":"Toggle","into":"Off"}"#) == UF_OK)
         precondition(h.submit(#"{"kind":"transition","feature":"Toggle","into":"On"}"#) == UF_OK)
         precondition(h.submit(#"{"kind":"transition","feature":"Toggle","into":"Off"}"#) == UF_OK)
@@ -24,7 +28,7 @@ import Testing
     }
 
     func replay(_ path: String) -> (status: Int32, error: String, state: String) {
-        let r = Harness(Seeds.toggle)
+        let r = Harness(Self.definitions)
         let status = uf_replay_file(r.d, path)
         return (status, status == UF_OK ? "" : r.lastError, r.state)
     }
@@ -76,10 +80,10 @@ import Testing
         // A second journaling dispatcher replays the first journal and stops; a third
         // replays the second's: its next mutation is 4, not 1.
         do {
-            let h = Harness(options: #"{"journal":"\#(second)"}"#, Seeds.toggle)
+            let h = Harness(options: #"{"journal":"\#(second)"}"#, Self.definitions)
             #expect(uf_replay_file(h.d, first) == UF_OK)
         }
-        let h = Harness(Seeds.toggle)
+        let h = Harness(Self.definitions)
         #expect(uf_replay_file(h.d, second) == UF_OK)
         var seq: UInt64 = 0
         h.subscribe(nil) { m in seq = uf_mutation_seq(m); return 0 }
@@ -87,31 +91,74 @@ import Testing
         #expect(seq == 4)
     }
 
-    /// An armed API timer line whose fields no journaling dispatcher writes: the
-    /// replay fails naming the line, and nothing changes.
+    /// A line no journaling dispatcher writes, after three good ones: the replay
+    /// fails naming the file and the line, and nothing changes.
     @Test(arguments: [
-        (#""id":"t","ms":1152921504606846976,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#,
+        // Armed API timers no caller could have armed.
+        (armedLine(#""id":"t","ms":1152921504606846976,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#),
          UF_ESCHEMA, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54"),
-        (#""id":"t","ms":5,"due_at":1152921504606846976,"action":{"kind":"trigger","feature":"Toggle"}"#,
+        (armedLine(#""id":"t","ms":5,"due_at":1152921504606846976,"action":{"kind":"trigger","feature":"Toggle"}"#),
          UF_ESCHEMA, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54"),
-        (#""id":"x\u0000y","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#,
+        (armedLine(#""id":"x\u0000y","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#),
          UF_ESCHEMA, "timer: a timer id contains \\u0000"),
-        (#""id":5,"ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#,
+        (armedLine(#""id":5,"ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#),
          UF_ESCHEMA, "timer: 'id' is a string or null, got number"),
-        (#""id":"Toggle.On.after[0]","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#,
+        (armedLine(#""id":"Toggle.On.after[0]","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Toggle"}"#),
          UF_ESCHEMA, "timer: 'Toggle.On.after[0]' is shaped like a state timer's id (it contains '.after[')"),
-        (#""id":"t","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Nope"}"#,
+        (armedLine(#""id":"t","ms":5,"due_at":5,"action":{"kind":"trigger","feature":"Nope"}"#),
          UF_ENOTFOUND, "action: unknown feature 'Nope'"),
+        // Lines of the wrong shape.
+        ("[1]", UF_ESCHEMA, "a journal line must be an object"),
+        (#""seq""#, UF_ESCHEMA, "a journal line must be an object"),
+        (#"{"seq":4,"batch":{}}"#, UF_ESCHEMA, "'batch' must be an array"),
+        (#"{"seq":4,"batch":[1]}"#, UF_ESCHEMA, "a batch holds objects"),
+        // Restore lines' timers.
+        (#"{"restore":{},"timers":{}}"#, UF_ESCHEMA, "'timers' must be an array"),
+        (#"{"restore":{},"timers":[{"kind":"api"}]}"#, UF_ESCHEMA, "a restored timer needs 'kind' and 'due_at'"),
+        (#"{"restore":{},"timers":[{"kind":"api","due_at":-1}]}"#, UF_ESCHEMA, "a restored timer needs 'kind' and 'due_at'"),
+        (#"{"restore":{},"timers":[7]}"#, UF_ESCHEMA, "a restored timer needs 'kind' and 'due_at'"),
+        (#"{"restore":{"Toggle":{"state":"On"}},"timers":[{"kind":"state","due_at":5,"id":"Toggle.On.after[0]"}]}"#,
+         UF_ESCHEMA, "a restored state timer needs the 'id' of a state timer of the model"),
+        (#"{"restore":{},"timers":[{"kind":"state","due_at":5}]}"#,
+         UF_ESCHEMA, "a restored state timer needs the 'id' of a state timer of the model"),
+        (#"{"restore":{},"timers":[{"kind":"nope","due_at":5}]}"#, UF_ESCHEMA, #"a restored timer's 'kind' is "state" or "api""#),
+        (#"{"restore":{},"timers":[{"due_at":5}]}"#, UF_ESCHEMA, #"a restored timer's 'kind' is "state" or "api""#),
+        (#"{"restore":{},"timers":[{"kind":"api","due_at":5}]}"#, UF_ESCHEMA, "a timer line needs 'serial', 'ms', 'due_at' and 'action'"),
+        // Timer lines.
+        (#"{"timer":"armed","serial":1}"#, UF_ESCHEMA, "a timer line needs 'serial', 'ms', 'due_at' and 'action'"),
+        (armedLine(#""ms":5,"due_at":5,"action":"trigger""#), UF_ESCHEMA, "a timer line needs 'serial', 'ms', 'due_at' and 'action'"),
+        (#"{"timer":"cancelled"}"#, UF_ESCHEMA, "a timer line needs 'serial'"),
+        (#"{"timer":"cancelled","serial":"9"}"#, UF_ESCHEMA, "a timer line needs 'serial'"),
+        (#"{"timer":"fired"}"#, UF_ESCHEMA, "a fired or dropped timer line needs 'serial' or 'id'"),
+        (#"{"timer":"dropped","id":3}"#, UF_ESCHEMA, "a fired or dropped timer line needs 'serial' or 'id'"),
+        (#"{"timer":"paused"}"#, UF_ESCHEMA, #"unknown timer event "paused""#),
+        (#"{"timer":1}"#, UF_ESCHEMA, "unknown timer event 1"),
+        (#"{"seq":4,"batch":[{"timer":"paused"}]}"#, UF_ESCHEMA, #"unknown timer event "paused""#),
+        // Mutation lines.
+        (#"{"seq":4,"kind":"transition","state":"On","payload":{}}"#, UF_ESCHEMA, "missing 'feature'"),
+        (#"{"seq":4,"feature":"Toggle","kind":"transition","state":"On"}"#, UF_ESCHEMA, "missing 'payload' object"),
+        (#"{"seq":4,"feature":"Toggle","kind":"transition","state":"On","payload":[]}"#, UF_ESCHEMA, "missing 'payload' object"),
+        (#"{"seq":4,"feature":"Toggle","kind":"transition","payload":{}}"#, UF_ESCHEMA, "missing 'state'"),
+        (#"{"seq":4,"feature":"Slot","kind":"initialization","state":"Free","payload":{}}"#, UF_ESCHEMA, "Slot is keyed: missing 'key'"),
+        (#"{"seq":4,"feature":"Toggle","key":"a","kind":"transition","state":"On","payload":{}}"#,
+         UF_ESCHEMA, "Toggle is a single feature: unexpected 'key'"),
+        (#"{"seq":4,"feature":"Slot","key":1,"kind":"initialization","state":"Free","payload":{}}"#,
+         UF_ESCHEMA, "'key': expected string, got number"),
+        (#"{"seq":4,"batch":[{"feature":"Slot","key":null,"kind":"initialization","state":"Free","payload":{}}]}"#,
+         UF_ESCHEMA, "'key': expected string, got null"),
     ])
-    func anApiTimerLineNoCallerCouldHaveArmedIsRefused(fields: String, status: Int32, message: String) {
-        let path = temporaryPath("bad-timer")
+    func aLineNoJournalingDispatcherWritesIsRefused(line: String, status: Int32, message: String) {
+        let path = temporaryPath("bad-line")
         defer { unlink(path) }
         var lines = journal(path)
-        lines.append(#"{"timer":"armed","serial":9,\#(fields)}"#)
+        lines.append(line)
         write(path, lines.joined(separator: "\n") + "\n")
         let r = replay(path)
         #expect(r.status == status)
-        #expect(r.error.hasSuffix(": line 5: \(message)"), "\(r.error)")
+        #expect(r.error == "\(path): line 5: \(message)")
         #expect(r.state == "{}")
     }
 }
+
+/// An armed API timer line with these fields.
+private func armedLine(_ fields: String) -> String { #"{"timer":"armed","serial":9,\#(fields)}"# }

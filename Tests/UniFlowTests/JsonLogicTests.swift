@@ -1,3 +1,4 @@
+import CUniFlow
 import Testing
 @testable import UniFlow
 
@@ -303,6 +304,29 @@ private func expectRuleError(_ text: String, _ fragment: String, sourceLocation:
         try expectRuleError(#"[{"in": ["x", {"var": "o"}]}, {"o": {"indexOf": 1}}]"#, "indexOf")
         // Data used as a rule (missing's keys) can name an unknown operator too.
         try expectRuleError(#"[{"missing_some": [1, {"var": "o"}]}, {"o": {"length": 3}}]"#, "unknown operator 'length'")
+    }
+}
+
+extension JsonLogicRuntimeErrors {
+    /// JavaScript reads `.length` of missing_some's keys: of null or undefined it throws.
+    @Test(arguments: [
+        (#"[{"missing_some": [1, null]}, null]"#, "null"),
+        (#"[{"missing_some": [1, {"var": "nope"}]}, {"a": 1}]"#, "null"),
+        (#"[{"missing_some": [2, {"var": "keys"}]}, {"keys": null}]"#, "null"),
+        (#"[{"missing_some": [1]}, null]"#, "undefined"),
+    ])
+    func givenMissingSomeWithoutAListOfKeys_whenApplied_thenARuleError(_ text: String, keys: String) throws {
+        let pair = try #require(try JSONParser.parse(text).arrayValue)
+        #expect(throws: UniFlowError(.schema, "missing_some needs a list of keys, got \(keys)")) {
+            try JsonLogic.apply(pair[0], data: pair[1])
+        }
+    }
+
+    @Test func givenMissingSomeWithoutAListOfKeys_whenAppliedThroughTheCAPI_thenSchemaAndTheMessage() {
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_logic_apply(#"{"missing_some":[1,{"var":"nope"}]}"#, "{}", &out) == UF_ESCHEMA)
+        #expect(out == nil)
+        #expect(String(cString: uf_last_error()) == "missing_some needs a list of keys, got null")
     }
 }
 

@@ -98,6 +98,48 @@ import Testing
         #expect(deinitialized == UF_OK)
     }
 
+    /// A trigger and a deinitialization enter no state: a via there is a side
+    /// effect, and becoming a payload is misuse. The action itself goes on.
+    @Test(arguments: [
+        #"{"kind":"trigger","feature":"Toggle","in":"On"}"#,
+        #"{"kind":"trigger","feature":"Toggle","initialized":true,"submit":[{"kind":"transition","feature":"Toggle","into":"Off"}]}"#,
+        #"{"kind":"deinitialize","feature":"Toggle"}"#,
+    ])
+    func becomingOnATriggerOrADeinitializationIsMisuse(action: String) {
+        let h = Harness(Seeds.toggle)
+        h.submit(#"{"kind":"initialize","feature":"Toggle","into":"On"}"#)
+        var became: [Int32] = []
+        var messages: [String] = []
+        let status = h.submit(action) { ctx in
+            for payload in ["{}", "[]"] {
+                became.append(uf_context_become(ctx, payload))
+                messages.append(String(cString: uf_last_error()))
+            }
+            return 0
+        }
+        #expect(status == UF_OK)
+        #expect(became == [UF_EMISUSE, UF_EMISUSE])
+        #expect(messages == Array(repeating: "uf_context_become is not allowed on a trigger or a deinitialization", count: 2))
+    }
+
+    /// A payload is an object; anything else is refused by the become and, as the
+    /// last become, by the action.
+    @Test(arguments: [("1", "number"), ("[1]", "array"), ("null", "null"), (#""val""#, "string"), ("true", "boolean")])
+    func becomingAPayloadThatIsNotAnObjectIsASchemaError(payload: String, type: String) {
+        let h = Harness(Seeds.main)
+        let message = "Main.Main: payload must be an object, got \(type)"
+        var inside = ""
+        let status = h.submit(#"{"kind":"initialize","feature":"Main","into":"Main"}"#) { ctx in
+            #expect(uf_context_become(ctx, payload) == UF_ESCHEMA)
+            inside = String(cString: uf_last_error())
+            return 0
+        }
+        #expect(inside == message)
+        #expect(status == UF_ESCHEMA)
+        #expect(h.lastError == message)
+        #expect(h.state == "{}")
+    }
+
     @Test func aViaNeverRunsWhenThePreconditionFails() {
         let h = Harness(Seeds.toggle)
         var ran = false
