@@ -76,6 +76,9 @@ case_ check_errors check defs/download.json defs/bad_type.json defs/broken.json 
 case_ check_error_lines check defs/bad_rule.json defs/bad_initial.json
 # A placeholder is registered for every handler named, however long its name.
 case_ check_long_handler_name check defs/long_handler.json
+# A NUL byte would cut the text short unseen: the file fails, naming its line.
+printf '{"feature": "Nul",\n "states": {"A": {}}}\0\n' >"$tmp/nul.json"
+case_ check_nul_byte check "$tmp/nul.json" defs/download.json
 # Output that cannot be written fails the command, saying so.
 full_disk_fails() {
     "$uniflow" "$@" >/dev/full 2>"$tmp/err"
@@ -122,6 +125,21 @@ fi
 case_ run run --journal "$tmp/journal.jsonl" $defs actions.jsonl
 case_ run_without_journal run $defs actions.jsonl
 case_ run_reporting_short run --reporting short $defs actions.jsonl
+# An actions file that cannot be read; a line with a NUL byte fails, and the lines
+# after it are still submitted.
+case_ run_missing_actions run $defs none.jsonl
+case_ run_actions_directory run $defs defs
+{
+    echo '{"kind": "initialize", "feature": "Stats", "into": "Counting"}'
+    printf '{"kind": "initialize",\0 "feature": "FileDownloading", "into": "Starting"}\n'
+    echo '{"kind": "initialize", "feature": "FileDownloading", "into": "Starting"}'
+} >"$tmp/nul.jsonl"
+case_ run_nul_byte run $defs "$tmp/nul.jsonl"
+# A journal that cannot be opened, or a path that does not fit the dispatcher's
+# options (too long to quote, or to add to the other options), fails the run.
+case_ run_journal_in_missing_folder run --journal "$tmp/none/journal.jsonl" $defs actions.jsonl
+case_ run_journal_path_too_long run --journal "$(printf '%09000d' 0)" $defs actions.jsonl
+case_ run_journal_path_too_long_for_options run --journal "$(printf '%08150d' 0)" $defs actions.jsonl
 
 # --- run --clock manual: {"advance_ms": N} fires the timers due; path headers are skipped
 case_ run_manual_clock run --clock manual defs/upload.json timed.jsonl
@@ -181,6 +199,8 @@ for machine in xstate/refused/*.json; do
     case_ "import_refused_$(basename "$machine" .json)" import xstate "$machine"
 done
 case_ import_missing_file import xstate xstate/none.json
+printf '{\n  "id": "lamp",\0\n  "initial": "off",\n  "states": {"off": {}}\n}\n' >"$tmp/nul_machine.json"
+case_ import_nul_byte import xstate "$tmp/nul_machine.json"
 
 # The converted machines are definitions the library accepts, every state of which
 # a path reaches; each unguarded path, run, ends in its state.
@@ -206,6 +226,8 @@ case_ usage_no_command
 case_ usage_unknown_command frobnicate
 case_ usage_unknown_option run --bogus $defs actions.jsonl
 case_ usage_check_without_files check
+case_ usage_graph_without_files graph
+case_ usage_replay_without_journal replay defs/download.json
 case_ usage_run_without_actions run defs/download.json
 case_ usage_feature_without_value graph $defs --feature
 case_ usage_bad_reporting run --reporting loud $defs actions.jsonl

@@ -181,14 +181,16 @@ static int usage_error(const char *fmt, const char *arg) {
     return EXIT_USAGE;
 }
 
-/* Reads a whole file as a NUL-terminated string (NULL, with *message set, on
- * failure). A NUL byte inside the file would cut the text short unseen, so it is
- * an error of its own. */
+/* Reads a whole file as a NUL-terminated string (NULL, with *message set to what
+ * follows "FILE: " in the error, on failure). A NUL byte inside the file would cut
+ * the text short unseen, so it is an error of its own, which names its line (the
+ * file itself was read). */
 static char *read_file(const char *path, const char **message) {
     static char why[128];
     FILE *file = fopen(path, "rb");
     if (file == NULL) {
-        *message = strerror(errno);
+        snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
+        *message = why;
         return NULL;
     }
     size_t size = 0, capacity = 4096;
@@ -196,7 +198,7 @@ static char *read_file(const char *path, const char **message) {
     for (;;) {
         if (text == NULL) {
             fclose(file);
-            *message = "out of memory";
+            *message = "cannot read: out of memory";
             return NULL;
         }
         size += fread(text + size, 1, capacity - size - 1, file);
@@ -211,7 +213,8 @@ static char *read_file(const char *path, const char **message) {
     fclose(file);
     if (failed) {
         free(text);
-        *message = strerror(error);
+        snprintf(why, sizeof why, "cannot read: %s", strerror(error));
+        *message = why;
         return NULL;
     }
     text[size] = '\0';
@@ -450,7 +453,7 @@ static int register_file(uf_dispatcher *d, const char *path) {
     const char *why = NULL;
     char *text = read_file(path, &why);
     if (text == NULL) {
-        fprintf(stderr, "%s: cannot read: %s\n", path, why);
+        fprintf(stderr, "%s: %s\n", path, why);
         return UF_EIO;
     }
     json_t *parsed = json_loads(text, 0, NULL);
@@ -842,7 +845,7 @@ static int command_import(const arguments *args) {
     const char *why = NULL;
     char *text = read_file(path, &why);
     if (text == NULL) {
-        fprintf(stderr, "%s: cannot read: %s\n", path, why);
+        fprintf(stderr, "%s: %s\n", path, why);
         return 1;
     }
     char *definition = NULL, *error = NULL;
