@@ -198,6 +198,9 @@ check_ import_is_deterministic same_output_twice xstate/media_player.json
 for machine in xstate/refused/*.json; do
     case_ "import_refused_$(basename "$machine" .json)" import xstate "$machine"
 done
+# Without an id, a file named ".json" gives the feature no name.
+printf '{"initial": "a", "states": {"a": {}}}\n' >"$tmp/.json"
+case_ import_refused_no_feature_name import xstate "$tmp/.json"
 case_ import_missing_file import xstate xstate/none.json
 printf '{\n  "id": "lamp",\0\n  "initial": "off",\n  "states": {"off": {}}\n}\n' >"$tmp/nul_machine.json"
 case_ import_nul_byte import xstate "$tmp/nul_machine.json"
