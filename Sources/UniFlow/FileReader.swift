@@ -12,8 +12,13 @@ enum FileReader {
     static func text(_ bytes: [UInt8], path: UnsafePointer<CChar>) throws(UniFlowError) -> String {
         // Invalid UTF-8 must reach jansson unchanged so it is refused as JSON,
         // not repaired: keep the bytes, not a decoded String.
-        if let invalid = validateUTF8(bytes) { throw invalid.prefixed(String(cString: path)) }
+        try checkUTF8(bytes, path: path)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `UF_EJSON` naming the path and the place, unless the bytes are UTF-8.
+    static func checkUTF8(_ bytes: [UInt8], path: UnsafePointer<CChar>) throws(UniFlowError) {
+        if let invalid = validateUTF8(bytes) { throw invalid.prefixed(String(cString: path)) }
     }
 
     /// The file's bytes; `UF_EIO` naming the path otherwise.

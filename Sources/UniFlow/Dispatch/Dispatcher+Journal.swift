@@ -127,34 +127,61 @@ extension Dispatcher {
         let whole = bytes.lastIndex(of: 10).map { $0 + 1 } ?? 0
         let tornLine = whole < bytes.count ? bytes[..<whole].reduce(1) { $1 == 10 ? $0 + 1 : $0 } : nil
         bytes.removeSubrange(whole...)
-        let text = try FileReader.text(bytes, path: path)
-        // Split by the byte: a "\r\n" is one Character, which would join every line.
-        var lines = text.utf8.split(separator: 10, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-        lines.removeLast()  // what follows the last "\n": nothing
-        // A journal starts with a header line: without one, this is some other
-        // file, and saying so beats the first line that fails to parse.
-        let notAJournal = UniFlowError(.schema, "\(name): line 1: not a uniflow journal (no header line)")
-        guard let first = lines.first, let header = (try? JSONParser.parse(first))?.objectValue,
-              header["uniflow_journal"] != nil else { throw notAJournal }
-        // Parse every line first: the fingerprint is checked before anything is
-        // applied, so a journal of other definitions gets that message, not the
-        // first unknown name. A dispatcher replaying the file it journals to stops
-        // where its own session begins: what follows is its own doing.
-        var objects: [JSONObject] = []
-        var lastFingerprint: String? = nil
-        for (i, line) in lines.enumerated() {
+        try FileReader.checkUTF8(bytes, path: path)
+        return try replay(lines: bytes, name: name, tornLine: tornLine)
+    }
+
+    /// The replay of whole lines (`bytes` ends with a newline, or is empty).
+    private func replay(lines bytes: [UInt8], name: String, tornLine: Int?) throws(UniFlowError) {
+        // Lines stay bytes (split by the byte: "\r\n" would be one Character),
+        // each parsed when it is read and dropped when it is applied: a journal
+        // a daemon appended to for months costs its size in memory, not five
+        // times that in parsed lines.
+        var ends: [Int] = []
+        for i in bytes.indices where bytes[i] == 10 { ends.append(i) }
+        func line(_ i: Int) throws(UniFlowError) -> JSONObject {
+            let start = i == 0 ? 0 : ends[i - 1] + 1
             do throws(UniFlowError) {
-                guard let object = try JSONParser.parse(line).objectValue else {
-                    throw UniFlowError(.schema, "a journal line must be an object")
-                }
-                if object["uniflow_journal"] != nil {
-                    if let own = journal?.session, object["session"]?.stringValue == own { break }
-                    if let fp = object["fingerprint"]?.stringValue { lastFingerprint = fp }
-                }
-                objects.append(object)
+                let value = try bytes.withUnsafeBytes { buffer in
+                    Result { () throws(UniFlowError) in try JSONParser.parse(buffer.baseAddress! + start, length: ends[i] - start) }
+                }.get()
+                guard let object = value.objectValue else { throw UniFlowError(.schema, "a journal line must be an object") }
+                return object
             } catch {
                 throw error.prefixed("\(name): line \(i + 1)")
             }
+        }
+        // A journal starts with a header line: without one, this is some other
+        // file, and saying so beats the first line that fails to parse.
+        let notAJournal = UniFlowError(.schema, "\(name): line 1: not a uniflow journal (no header line)")
+        guard !ends.isEmpty, let header = try? line(0), header["uniflow_journal"] != nil else { throw notAJournal }
+        // The header lines first: the fingerprint is checked before anything is
+        // applied, so a journal of other definitions gets that message, not the
+        // first unknown name. A dispatcher replaying the file it journals to stops
+        // where its own session begins: what follows is its own doing. (A header
+        // spelled with escapes is not found here; the lines below still read it as
+        // one.)
+        var count = ends.count
+        var lastFingerprint: String? = nil
+        let marker: [UInt8] = Array(#""uniflow_journal""#.utf8)
+        func mayBeHeader(_ i: Int) -> Bool {
+            var at = i == 0 ? 0 : ends[i - 1] + 1
+            return bytes.withUnsafeBytes { buffer in
+                while at + marker.count <= ends[i] {
+                    if buffer[at] == marker[0] && memcmp(buffer.baseAddress! + at, marker, marker.count) == 0 { return true }
+                    at += 1
+                }
+                return false
+            }
+        }
+        for i in ends.indices where mayBeHeader(i) {
+            let object = try line(i)
+            guard object["uniflow_journal"] != nil else { continue }
+            if let own = journal?.session, object["session"]?.stringValue == own {
+                count = i
+                break
+            }
+            if let fp = object["fingerprint"]?.stringValue { lastFingerprint = fp }
         }
         guard let lastFingerprint else { throw notAJournal }
         let mine = definitionsFingerprint()
@@ -164,7 +191,8 @@ extension Dispatcher {
         let before = ModelSnapshot(of: self)
         var state = JournalState(model: before)
         state.model.clear()
-        for (i, object) in objects.enumerated() {
+        for i in 0..<count {
+            let object = try line(i)
             do throws(UniFlowError) {
                 try state.apply(object, on: self)
             } catch {
