@@ -421,16 +421,34 @@ static void a_wrong_struct_size_is_invalid(void) {
     a->kind = UF_ACTION_DEINITIALIZE;
     CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'into' is not allowed on a deinitialize action");
     a->into = NULL;
+    a->same = 1;
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'same' is not allowed on a deinitialize action");
+    a->same = 0;
     a->payload_json = "{}";
     CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'payload_json' is not allowed on a deinitialize action");
     a->payload_json = NULL;
     a->kind = UF_ACTION_TRIGGER;
+    a->into = "On";
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'into' is not allowed on a trigger action");
+    a->into = NULL;
+    a->same = 1;
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'same' is not allowed on a trigger action");
+    a->same = 0;
+    a->payload_json = "{}";
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'payload_json' is not allowed on a trigger action");
+    a->payload_json = NULL;
     a->from = "Off";
     a->uninitialized = 1;
     CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: a trigger has 'from' (in) or 'uninitialized', not both");
-    /* A bad payload_json is a JSON or schema error, like the text form. */
-    a->from = NULL;
     a->uninitialized = 0;
+    a->kind = UF_ACTION_INITIALIZE;
+    a->into = "On";
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'from' is not allowed on an initialize action");
+    a->from = NULL;
+    a->same = 1;
+    CHECK_ERROR(uf_dispatch(d, a), UF_EINVAL, "uf_action: 'same' is not allowed on an initialize action");
+    a->same = 0;
+    /* A bad payload_json is a JSON or schema error, like the text form. */
     a->kind = UF_ACTION_TRANSITION;
     a->feature = "Store";
     a->into = "Holding";

@@ -90,6 +90,16 @@ static void every_null_argument_is_refused(void) {
     CHECK_ERROR(uf_feature_get(d, "Toggle", NULL), UF_EINVAL, "uf_feature_get: out_json is NULL");
     CHECK_ERROR(uf_definitions_get(NULL, &out), UF_EINVAL, "uf_definitions_get: dispatcher is NULL");
     CHECK_ERROR(uf_definitions_get(d, NULL), UF_EINVAL, "uf_definitions_get: out_json is NULL");
+    CHECK_ERROR(uf_graph_dot(NULL, NULL, &out), UF_EINVAL, "uf_graph_dot: dispatcher is NULL");
+    CHECK_ERROR(uf_graph_dot(d, NULL, NULL), UF_EINVAL, "uf_graph_dot: out_dot is NULL");
+    CHECK_ERROR(uf_graph_dot(d, "Toggle", NULL), UF_EINVAL, "uf_graph_dot: out_dot is NULL");
+
+    CHECK_ERROR(uf_submit_batch(NULL, "[]"), UF_EINVAL, "uf_submit_batch: dispatcher is NULL");
+    CHECK_ERROR(uf_submit_batch(d, NULL), UF_EINVAL, "uf_submit_batch: actions_json_array is NULL");
+    CHECK_ERROR(uf_state_restore(NULL, "{}"), UF_EINVAL, "uf_state_restore: dispatcher is NULL");
+    CHECK_ERROR(uf_state_restore(d, NULL), UF_EINVAL, "uf_state_restore: model_json is NULL");
+    CHECK_ERROR(uf_replay_file(NULL, "x.jsonl"), UF_EINVAL, "uf_replay_file: dispatcher is NULL");
+    CHECK_ERROR(uf_replay_file(d, NULL), UF_EINVAL, "uf_replay_file: journal_path is NULL");
 
     /* uf_dispatch: the struct, the dispatcher, and the struct's required strings.
      * The via payload is released whatever the outcome. */
