@@ -2,7 +2,8 @@
  * test_time.c — time on the real clock (docs/time.md): the library's timer
  * thread (and its wake-up by a sooner timer), freeing a dispatcher while it
  * fires, a poll() loop on uf_loop_fd with host timers, a forked child,
- * timers when the journal cannot be written, and a timer thread that cannot start.
+ * timers when the journal cannot be written, a timer thread that cannot start,
+ * and a loop descriptor that cannot be made.
  *
  * Every wait has a generous limit (5 s) and ends as soon as what it waits for
  * happens; the only fixed sleeps are a callback that holds the timer thread for
@@ -583,6 +584,64 @@ static void a_timer_thread_that_cannot_start_arms_no_timer(void) {
 #endif
 }
 
+/* ---- 7. A loop descriptor that cannot be made ---- */
+
+/* uf_loop_fd's first call makes an eventfd, a timerfd and an epoll instance; when
+ * one cannot be made it is UF_EIO naming it, and the descriptors it did make are
+ * closed again. A child process whose descriptors are all taken (its
+ * RLIMIT_NOFILE lowered to 64 and every free number below that filled) tries it
+ * with no descriptor, then one and two descriptors free, then three. It checks
+ * with check.h as the parent does and exits 0 when no check of its own failed. */
+static void loop_fd_without_free_descriptors(void) {
+    enum { LIMIT = 64 };
+    int failures = check_failures_;
+    uf_dispatcher *d = check_dispatcher("{\"timers\":\"host\"}", toggle);
+    struct rlimit limit;
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &limit) == 0);
+    if (limit.rlim_cur > LIMIT) limit.rlim_cur = LIMIT;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &limit) == 0);
+    int taken[LIMIT], count = 0, fd;
+    while (count < LIMIT && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) taken[count++] = fd;
+    REQUIRE(errno == EMFILE && count >= 3);
+
+    static const char *const messages[] = {
+        "uf_loop_fd: eventfd: Too many open files",
+        "uf_loop_fd: timerfd_create: Too many open files",
+        "uf_loop_fd: epoll_create1: Too many open files",
+    };
+    for (int room = 0; room < 3; ++room) {
+        for (int i = 0; i < room; ++i) close(taken[--count]);
+        int loop_fd = -1;
+        CHECK_ERROR(uf_loop_fd(d, &loop_fd), UF_EIO, messages[room]);
+        /* What it made is closed: the same room is free again, and no more. */
+        int reopened = 0;
+        while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
+            taken[count++] = fd;
+            ++reopened;
+        }
+        CHECK(reopened == room);
+    }
+    /* Room for all three: made now, by the same call. */
+    for (int i = 0; i < 3; ++i) close(taken[--count]);
+    int loop_fd = -1;
+    CHECK_STATUS(uf_loop_fd(d, &loop_fd), UF_OK);
+    CHECK(loop_fd >= 0 && loop_fd < LIMIT);
+    uf_dispatcher_free(d);
+    while (count > 0) close(taken[--count]);
+    fflush(NULL);
+    _exit(check_failures_ != failures);
+}
+
+static void a_loop_descriptor_that_cannot_be_made_is_an_io_error(void) {
+    fflush(NULL);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) loop_fd_without_free_descriptors();
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void) {
     main_thread = pthread_self();
     /* Writing past RLIMIT_FSIZE raises SIGXFSZ; the write then fails with EFBIG. */
@@ -595,5 +654,6 @@ int main(void) {
     a_forked_child_may_only_free_the_parents_dispatcher();
     a_full_disk_changes_no_timer();
     a_timer_thread_that_cannot_start_arms_no_timer();
+    a_loop_descriptor_that_cannot_be_made_is_an_io_error();
     return check_summary();
 }
