@@ -646,6 +646,111 @@ static void test_allocator(void) {
     json_set_alloc_funcs(malloc, free);
 }
 
+/* ---- Values json_dumps refuses: UF_ENOMEM, and the core is never called ---------- */
+
+/* The thread's last status and error must be exactly these. */
+#define CHECK_LAST_ERROR(status, message) \
+    check_last_error(__FILE__, __LINE__, (status), (message))
+static void check_last_error(const char *file, int line, int status, const char *message) {
+    char what[512];
+    if (uf_last_status() == status && strcmp(uf_last_error(), message) == 0) return;
+    snprintf(what, sizeof what, "last error is %s \"%s\", expected %s \"%s\"",
+             uf_status_name(uf_last_status()), uf_last_error(), uf_status_name(status), message);
+    fail_at(file, line, what);
+}
+
+/* A call that must fail with UF_ENOMEM before reaching the core: the last error
+ * a core call left just before it is still the last error after it. */
+#define CHECK_NOT_DUMPED(d, call)                                               \
+    do {                                                                        \
+        CHECK_STATUS(uf_json_deinitialize((d), "Nope", NULL), UF_ENOTFOUND);    \
+        CHECK_LAST_ERROR(UF_ENOTFOUND, "unknown feature 'Nope'");               \
+        CHECK_STATUS((call), UF_ENOMEM);                                        \
+        CHECK_LAST_ERROR(UF_ENOTFOUND, "unknown feature 'Nope'");               \
+    } while (0)
+
+/* A value json_dumps cannot write: `which` 0 is an array inside an array that
+ * holds the first one again (a cycle: break it with json_array_clear before the
+ * last json_decref), 1 a string that is not UTF-8 (json_stringn_nocheck). */
+static json_t *undumpable(int which) {
+    json_t *outer, *inner;
+    if (which == 1) return json_stringn_nocheck("\xff\xfe", 2);
+    outer = json_array();
+    inner = json_array();
+    json_array_append_new(outer, inner);
+    json_array_append(inner, outer);
+    return outer;
+}
+
+static void test_undumpable(void) {
+    static const char *const what[] = {"a cycle", "a string that is not UTF-8"};
+    const char *const model =
+        "{\"Download\": {\"state\": \"Running\", \"payload\": {\"progress\": 10}},"
+        " \"Job\": {\"a\": {\"state\": \"Queued\", \"payload\": {}}}}";
+    int which;
+
+    for (which = 0; which < 2; ++which) {
+        uf_dispatcher *d = new_download_dispatcher();
+        json_t *jobs = parse(jobs_definition);
+        json_t *bad = undumpable(which);
+        json_t *payload = json_pack("{s:O}", "progress", bad);
+        json_t *action = json_pack("{s:s, s:s, s:s, s:O}", "kind", "actualize",
+                                   "feature", "Download", "in", "Running", "payload", payload);
+        json_t *definition = json_pack("{s:s, s:{s:{s:{s:{s:s, s:O}}}}}", "feature", "Extra",
+                                       "states", "S", "fields", "v", "type", "any", "default", bad);
+        char *definitions_before = NULL, *definitions_after = NULL;
+        seen mutations = {0};
+        long before;
+        int failed_before = failures;
+
+        CHECK_STATUS(uf_json_register(d, jobs), UF_OK);
+        json_decref(jobs);
+        CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Download\","
+                                  "\"into\":\"Running\",\"payload\":{\"progress\":10}}"), UF_OK);
+        CHECK_STATUS(uf_json_initialize_instance(d, "Job", "a", "Queued", NULL), UF_OK);
+        CHECK_STATUS(uf_definitions_get(d, &definitions_before), UF_OK);
+        CHECK_STATUS(uf_json_subscribe(d, NULL, record_mutation, &mutations, NULL, NULL), UF_OK);
+
+        /* Given a model and an error the core reported last, when each function that
+         * serializes a json_t is given one that cannot be, then it is UF_ENOMEM, the
+         * last error is the core's as before, and nothing changes. */
+        json_set_alloc_funcs(counting_malloc, counting_free);
+        before = live_blocks;
+        CHECK_NOT_DUMPED(d, uf_json_register(d, definition));
+        CHECK_NOT_DUMPED(d, uf_json_submit(d, action));
+        CHECK_NOT_DUMPED(d, uf_json_initialize(d, "Download", "Running", payload));
+        CHECK_NOT_DUMPED(d, uf_json_actualize(d, "Download", "Running", payload));
+        CHECK_NOT_DUMPED(d, uf_json_transition(d, "Download", "Running", "Running", payload));
+        CHECK_NOT_DUMPED(d, uf_json_initialize_instance(d, "Job", "b", "Queued", payload));
+        CHECK_NOT_DUMPED(d, uf_json_actualize_instance(d, "Job", "a", "Queued", payload));
+        CHECK_NOT_DUMPED(d, uf_json_transition_instance(d, "Job", "a", "Queued", "Running", payload));
+        CHECK_NOT_DUMPED(d, uf_json_send(d, "Job", "a", "run", payload));
+        CHECK_NOT_DUMPED(d, uf_json_send(d, "Download", NULL, "go", payload));
+        /* A failed json_dumps keeps no memory. */
+        CHECK(live_blocks == before);
+        json_set_alloc_funcs(malloc, free);
+
+        CHECK_REFCOUNT(payload, 2); /* the test's own, and the action's */
+        CHECK_REFCOUNT(action, 1);
+        CHECK_REFCOUNT(definition, 1);
+        CHECK(mutations.calls == 0);
+        CHECK_MODEL(d, model);
+        CHECK_STATUS(uf_definitions_get(d, &definitions_after), UF_OK);
+        CHECK(definitions_before != NULL && definitions_after != NULL &&
+              strcmp(definitions_before, definitions_after) == 0);
+
+        uf_free(definitions_before);
+        uf_free(definitions_after);
+        json_decref(action);
+        json_decref(definition);
+        json_decref(payload);
+        if (which == 0) json_array_clear(bad);
+        json_decref(bad);
+        uf_dispatcher_free(d);
+        if (failures != failed_before) fprintf(stderr, "    (the value held %s)\n", what[which]);
+    }
+}
+
 /* ---- main ----------------------------------------------------------------------- */
 
 static const struct {
@@ -657,7 +762,7 @@ static const struct {
     {"initialize", test_initialize},   {"actualize", test_actualize},
     {"transition", test_transition},   {"deinitialize", test_deinitialize},
     {"allocator", test_allocator},     {"instances", test_instances},
-    {"nul", test_nul},
+    {"nul", test_nul},                 {"undumpable", test_undumpable},
 };
 
 int main(int argc, char **argv) {
