@@ -108,6 +108,32 @@ def test_the_error_lists_every_path_tried(tmp_path: Path) -> None:
     assert len(out) == 9
 
 
+def _loaded_path(name: str) -> Optional[str]:
+    """The path this process loaded the shared library ``name`` (``"m"``) from, or None."""
+    found = ctypes.util.find_library(name)
+    if not found:
+        return None
+    ctypes.CDLL(found)
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            base = os.path.basename(fields[-1])
+            # libm.so.6 itself, or the file it links to on an older glibc (libm-2.31.so).
+            if len(fields) == 6 and (base == found or base.startswith(f"lib{name}-")):
+                return fields[5]
+    return None
+
+
+def test_a_library_that_is_not_libuniflow_names_the_missing_symbol() -> None:
+    libm = _loaded_path("m")
+    if libm is None:
+        pytest.skip("no libm found to stand in for a library that is not libuniflow")
+    out = _run(PYTHON_ROOT, libm)
+    assert out == ["libuniflow could not be loaded; tried:",
+                   f"  {libm}: missing required symbol uf_version",
+                   "Build it (swift build, or the CMake build) or set UNIFLOW_LIBRARY to its path."]
+
+
 def test_the_source_tree_finds_its_build_folder_without_the_variable() -> None:
     root = PYTHON_ROOT.parent.parent
     built = [root / folder / "libuniflow.so" for folder in FOLDERS if (root / folder / "libuniflow.so").exists()]

@@ -232,7 +232,8 @@ def _declare(lib: ctypes.CDLL) -> None:
             fn = getattr(lib, name)
         except AttributeError:
             if name in REQUIRED:
-                raise OSError(f"{lib._name}: missing required symbol {name}") from None
+                # load() lists it after the path it tried: the path is not repeated here.
+                raise OSError(f"missing required symbol {name}") from None
             continue
         fn.restype = restype
         fn.argtypes = argtypes
