@@ -187,8 +187,10 @@ def test_attach_twice_is_harmless_and_another_loop_is_misuse() -> None:
             d.attach()
             other = asyncio.new_event_loop()
             try:
-                with pytest.raises(uniflow.Misuse):
+                with pytest.raises(uniflow.Misuse) as info:
                     d.attach(other)
+                assert str(info.value) == "the dispatcher is attached to another event loop; detach() it first"
+                assert d._loop is asyncio.get_running_loop()  # still attached to the first
             finally:
                 other.close()
             d.detach()

@@ -61,8 +61,9 @@ def test_handler_errors_and_names() -> None:
         with pytest.raises(uniflow.NotFound) as missing:
             d.register({**TOGGLE, "bindings": [{"when": "AnyMutation", "then": {"call": "nope"}}]})
         assert missing.value.message == "features[0].bindings[0].then.call: unknown handler 'nope'"
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError) as not_callable:
             d.register_handler("x", 1)  # type: ignore[arg-type]
+        assert str(not_callable.value) == "handler must be callable, got int"
         assert len(d._keep) == 1  # only the registered handler is kept
 
 
@@ -165,8 +166,10 @@ def test_reporter_receives_dicts_and_can_be_replaced(d: uniflow.Dispatcher) -> N
     assert d._keep == {}
     d.transition("Toggle", "Off")
     assert len(first) == 2 and len(second) == 1
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as not_callable:
         d.set_reporter("print")  # type: ignore[arg-type]
+    assert str(not_callable.value) == "reporter must be callable, got str"
+    assert d._keep == {}
 
 
 def test_reporter_exception_is_re_raised(d: uniflow.Dispatcher) -> None:
@@ -279,12 +282,13 @@ def test_scenario_do_runs_before_submit_and_errors_name_the_scenario(d: uniflow.
 
 def test_scenario_builder_misuse(d: uniflow.Dispatcher) -> None:
     scenario = d.scenario("x")
-    with pytest.raises(TypeError):
-        scenario.given()
-    with pytest.raises(TypeError):
-        scenario.given(map=str, if_=bool)
-    with pytest.raises(TypeError):
+    for given in (scenario.given, lambda: scenario.given(map=str, if_=bool)):
+        with pytest.raises(TypeError) as info:
+            given()
+        assert str(info.value) == "given() takes exactly one of map= or if_="
+    with pytest.raises(TypeError) as info:
         scenario.then()
+    assert str(info.value) == "then() needs do= and/or submit="
     scenario.then(do=print)
     with pytest.raises(TypeError, match="already subscribed"):
         scenario.when("AnyMutation")

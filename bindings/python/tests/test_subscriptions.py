@@ -150,8 +150,9 @@ def test_bad_filters(d: uniflow.Dispatcher) -> None:
     with pytest.raises(uniflow.NotFound) as unknown:
         d.subscribe(print, when="AnyMutationOf<Nope>")
     assert unknown.value.message == "filter 'AnyMutationOf<Nope>': unknown feature 'Nope'"
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as not_callable:
         d.subscribe(42)  # type: ignore[arg-type]
+    assert str(not_callable.value) == "subscriber must be callable, got int"
     assert d._keep == {}  # nothing kept for the failed subscriptions
 
 

@@ -119,8 +119,9 @@ def test_bad_selectors_are_refused(d: Dispatcher) -> None:
     with pytest.raises(uniflow.SchemaError) as info:
         d.watch({"no_such_operator": []}, print)
     assert "no_such_operator" in str(info.value)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as not_callable:
         d.watch("Lamp.state", "not callable")  # type: ignore[arg-type]
+    assert str(not_callable.value) == "watch function must be callable, got str"
 
 
 # -- how a watch decodes its values ---------------------------------------------------------
@@ -290,6 +291,16 @@ def test_an_unknown_feature_is_not_found(d: Dispatcher) -> None:
     with pytest.raises(uniflow.NotFound) as info:
         d.intercept(print, feature="Nope")
     assert "Nope" in str(info.value)
+
+
+def test_an_interceptor_that_is_not_callable_is_a_type_error(d: Dispatcher) -> None:
+    kept = len(d._keep)
+    with pytest.raises(TypeError) as info:
+        d.intercept(42, feature="Lamp")
+    assert str(info.value) == "interceptor must be callable, got int"
+    assert len(d._keep) == kept
+    d.initialize("Lamp", "On")  # nothing intercepts it
+    assert d.get("Lamp") == State("On", {})
 
 
 def test_an_action_kept_after_the_call_stays_readable(d: Dispatcher) -> None:
