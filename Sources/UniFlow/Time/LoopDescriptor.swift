@@ -15,18 +15,23 @@ final class LoopDescriptor {
     private var timerDeadline: UInt64?
 
     init() throws(UniFlowError) {
-        let flags = Int32(EFD_NONBLOCK | EFD_CLOEXEC)
-        let event = eventfd(0, flags)
-        let timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
-        let poll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        // One at a time, each checked as it is made: the message names the call
+        // that failed with its own errno.
+        var made: [Int32] = []
         func fail(_ what: String) -> UniFlowError {
             let reason = String(cString: strerror(errno))
-            for descriptor in [event, timer, poll] where descriptor >= 0 { close(descriptor) }
+            for descriptor in made { close(descriptor) }
             return UniFlowError(.io, "uf_loop_fd: \(what): \(reason)")
         }
+        let event = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard event >= 0 else { throw fail("eventfd") }
+        made.append(event)
+        let timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
         guard timer >= 0 else { throw fail("timerfd_create") }
+        made.append(timer)
+        let poll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard poll >= 0 else { throw fail("epoll_create1") }
+        made.append(poll)
         for descriptor in [event, timer] {
             var interest = epoll_event()
             interest.events = EPOLLIN.rawValue
