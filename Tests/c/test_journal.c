@@ -10,8 +10,9 @@
  * file would grow past the limit) in this process of its own, and with /dev/full;
  * a disk that cannot sync, with an fsync of this program's that fails.
  */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* RTLD_NEXT */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -20,15 +21,31 @@
 
 #include "check.h"
 
-/* The library's fsync, failing on request (a disk that reports EIO): the
- * program's definition comes before libc's for the library's calls too. */
-static int fail_fsync;
+/* The library's fsync and ftruncate, failing on request (a disk that reports
+ * EIO): the program's definitions come before libc's for the library's calls too. */
+static int fail_fsync, fail_ftruncate;
 int fsync(int fd) {
     if (fail_fsync) {
         errno = EIO;
         return -1;
     }
     return fdatasync(fd);  /* enough for a test: the data reach the disk */
+}
+int ftruncate(int fd, off_t length) {
+    static int (*real)(int, off_t);
+    if (fail_ftruncate) {
+        errno = EIO;
+        return -1;
+    }
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "ftruncate");
+    return real(fd, length);
+}
+
+static void act(uf_dispatcher *d, int val, int expected) {
+    char action[200];
+    snprintf(action, sizeof action,
+             "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":%d}}", val);
+    CHECK_STATUS(uf_submit(d, action), expected);
 }
 
 static const char *const main_feature =
@@ -145,6 +162,44 @@ static void a_line_that_cannot_be_synced_is_taken_back(void) {
     unlink(path);
 }
 
+static void a_line_that_cannot_be_cut_off_is_cut_before_the_next(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    char options[256], expected[512];
+    snprintf(options, sizeof options, "{\"journal\":\"%s\",\"journal_sync\":true}", path);
+    uf_dispatcher *d = check_dispatcher(options, main_feature);
+    CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}"), UF_OK);
+    long size = file_size(path);
+
+    /* Neither synced nor cut off: the line stays in the file for now ... */
+    fail_fsync = fail_ftruncate = 1;
+    act(d, 2, UF_EIO);
+    fail_fsync = 0;
+    CHECK(file_size(path) > size);
+    /* ... and nothing goes after it while it cannot be cut off ... */
+    snprintf(expected, sizeof expected, "cannot repair journal '%s': Input/output error", path);
+    CHECK_ERROR(uf_submit(d, "{\"kind\":\"actualize\",\"feature\":\"Main\",\"in\":\"Main\",\"payload\":{\"val\":3}}"),
+                UF_EIO, expected);
+    /* ... then the next line cuts it first, and the lines after it stay whole. */
+    fail_ftruncate = 0;
+    act(d, 4, UF_OK);
+    act(d, 5, UF_OK);
+    fail_fsync = 1;
+    act(d, 6, UF_EIO);
+    fail_fsync = 0;
+    act(d, 7, UF_OK);
+    const char *after = "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":7}}}";
+    CHECK_STATE(d, after);
+    uf_dispatcher *reader = check_dispatcher(NULL, main_feature);
+    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
+    CHECK_STATE(reader, after);
+    uf_dispatcher_free(reader);
+    uf_dispatcher_free(d);
+    unlink(path);
+}
+
 int main(void) {
     /* Writing past RLIMIT_FSIZE raises SIGXFSZ, which would end the process;
      * ignored, the write fails with EFBIG instead. */
@@ -152,5 +207,6 @@ int main(void) {
     a_full_disk_fails_the_action_and_changes_nothing();
     a_registration_that_cannot_be_journaled_registers_nothing();
     a_line_that_cannot_be_synced_is_taken_back();
+    a_line_that_cannot_be_cut_off_is_cut_before_the_next();
     return check_summary();
 }

@@ -14,8 +14,11 @@ final class Journal {
     let session: String
     private let fd: Int32
     private let sync: Bool
-    /// Where the next line starts (one writer: this dispatcher).
+    /// Where the next line starts (one writer: this dispatcher): the end of the
+    /// last whole line written.
     private var end: Int = 0
+    /// A failed append left bytes past `end` that it could not cut off.
+    private var untrimmed = false
 
     init(path: String, sync: Bool) throws(UniFlowError) {
         self.path = path
@@ -70,6 +73,14 @@ final class Journal {
     /// written (a full disk) is cut off again and the caller does not apply
     /// what it describes.
     func append(_ line: JSONValue) throws(UniFlowError) {
+        // What a failed append could not cut off goes before anything is added
+        // after it: a line glued to a torn one would spoil the journal for good.
+        if untrimmed {
+            guard ftruncate(fd, end) == 0 else {
+                throw UniFlowError(.io, "cannot repair journal '\(path)': \(String(cString: strerror(errno)))")
+            }
+            untrimmed = false
+        }
         var bytes = Array(line.jsonText.utf8)
         bytes.append(UInt8(ascii: "\n"))
         var offset = 0
@@ -77,20 +88,23 @@ final class Journal {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                _ = ftruncate(fd, end)
-                throw UniFlowError(.io, "cannot write journal '\(path)': \(reason)")
+                throw cutOff(UniFlowError(.io, "cannot write journal '\(path)': \(String(cString: strerror(errno)))"))
             }
             offset += n
         }
         if sync && fsync(fd) != 0 {
             // Not known to be on disk: the caller does not apply it, so it must
             // not be in the file for a replay to apply either.
-            let reason = String(cString: strerror(errno))
-            _ = ftruncate(fd, end)
-            throw UniFlowError(.io, "cannot sync journal '\(path)': \(reason)")
+            throw cutOff(UniFlowError(.io, "cannot sync journal '\(path)': \(String(cString: strerror(errno)))"))
         }
         end += bytes.count
+    }
+
+    /// Cuts what a failed append wrote back to the journal's last whole line
+    /// (`end`), or leaves that to the next append; returns `failure`.
+    private func cutOff(_ failure: UniFlowError) -> UniFlowError {
+        if ftruncate(fd, end) != 0 { untrimmed = true }
+        return failure
     }
 }
 
