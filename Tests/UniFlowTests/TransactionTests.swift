@@ -203,6 +203,30 @@ import Testing
         #expect(uf_replay_file(reader.d, "/nonexistent.jsonl") == UF_EIO)
     }
 
+    @Test func aHeaderWhoseKeyIsWrittenWithEscapesIsAHeader() throws {
+        // Toggle's journal, then the same with every header's key spelled
+        // "uniflow\u005fjournal": it replays the same; and a later such header of
+        // other definitions is refused as the plain one is.
+        let path = temporaryPath("escaped")
+        defer { unlink(path) }
+        journalToggleOn(path)
+        let escaped = try String(decoding: #require(readAll(path)), as: UTF8.self)
+            .replacing(#""uniflow_journal""#, with: #""uniflow\u005fjournal""#)
+        #expect(escaped.contains(#"\u005f"#))
+        writeAll(path, Array(escaped.utf8))
+        let reader = Harness(Seeds.toggle)
+        #expect(uf_replay_file(reader.d, path) == UF_OK)
+        #expect(reader.state == #"{"Toggle":{"state":"On","payload":{}}}"#)
+
+        let header = escaped.split(separator: "\n")[0]
+        let other = header.replacing(#""fingerprint":""#, with: #""fingerprint":"0"#)
+        writeAll(path, Array((escaped + other + "\n").utf8))
+        let refusing = Harness(Seeds.toggle)
+        #expect(uf_replay_file(refusing.d, path) == UF_ESCHEMA)
+        #expect(refusing.lastError.contains("was written for other definitions"))
+        #expect(refusing.state == "{}")
+    }
+
     @Test func aFileWithoutAHeaderLineIsNotAJournal() {
         let path = temporaryPath("actions")
         defer { unlink(path) }

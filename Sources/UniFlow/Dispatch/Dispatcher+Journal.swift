@@ -158,17 +158,20 @@ extension Dispatcher {
         // The header lines first: the fingerprint is checked before anything is
         // applied, so a journal of other definitions gets that message, not the
         // first unknown name. A dispatcher replaying the file it journals to stops
-        // where its own session begins: what follows is its own doing. (A header
-        // spelled with escapes is not found here; the lines below still read it as
-        // one.)
+        // where its own session begins: what follows is its own doing. A header's
+        // key is the bytes "uniflow_journal" in quotes, or written with escapes:
+        // lines with either are parsed here (the writer escapes nothing in keys
+        // and little in values, so that is the header lines and few others).
         var count = ends.count
         var lastFingerprint: String? = nil
         let marker: [UInt8] = Array(#""uniflow_journal""#.utf8)
         func mayBeHeader(_ i: Int) -> Bool {
             var at = i == 0 ? 0 : ends[i - 1] + 1
             return bytes.withUnsafeBytes { buffer in
-                while at + marker.count <= ends[i] {
-                    if buffer[at] == marker[0] && memcmp(buffer.baseAddress! + at, marker, marker.count) == 0 { return true }
+                while at < ends[i] {
+                    if buffer[at] == UInt8(ascii: "\\") { return true }
+                    if buffer[at] == marker[0] && at + marker.count <= ends[i]
+                        && memcmp(buffer.baseAddress! + at, marker, marker.count) == 0 { return true }
                     at += 1
                 }
                 return false
