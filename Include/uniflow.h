@@ -561,8 +561,9 @@ int uf_snapshot_restore(uf_dispatcher *d, const char *snapshot_json);
  * (UF_EINVAL): a state timer's ids look like that. A delay of 0 is due at once but
  * never fires inside the call that arms it; a delay over 2^53 ms (as for a state
  * timer's "ms") and unknown flags are UF_EINVAL. With "timers": "thread", a timer
- * thread that cannot be started is UF_ENOMEM and arms nothing. Any thread; inside a
- * callback too (it is armed at once). */
+ * thread that cannot be started is UF_ENOMEM and arms nothing (a snapshot restore or
+ * a replay that would arm timers fails the same way). Any thread; inside a callback
+ * too (it is armed at once). */
 int uf_submit_after(uf_dispatcher *d, const char *action_json, uint64_t delay_ms,
                     const char *timer_id, unsigned flags);
 

@@ -552,7 +552,8 @@ static void a_full_disk_changes_no_timer(void) {
     unlink(path);
 }
 
-/* A timer nobody could fire is not armed: uf_submit_after says why. A child
+/* A timer nobody could fire is not armed: uf_submit_after (or a snapshot restore)
+ * says why. A child
  * process allowed no more processes (or threads) than it has tries it; root is
  * not held to that limit, so a root child becomes nobody first. ThreadSanitizer
  * needs threads of its own in the child, so its build leaves this out. */
@@ -572,11 +573,22 @@ static void a_timer_thread_that_cannot_start_arms_no_timer(void) {
         if (uf_dispatcher_new(&d, NULL) != UF_OK || uf_register(d, toggle) != UF_OK) _exit(3);
         int status = uf_submit_after(d, init_off, 10, "t", 0);
         int said = strncmp(uf_last_error(), "cannot start the timer thread: ", 31) == 0;
-        char *timers = NULL;
+        /* A snapshot that would arm a timer is refused the same way, changing nothing. */
+        char snapshot[512];
+        snprintf(snapshot, sizeof snapshot,
+                 "{\"clock\":\"monotonic\",\"model\":{\"Toggle\":{\"state\":\"On\",\"payload\":{}}},"
+                 "\"timers\":[{\"id\":\"r\",\"kind\":\"api\",\"due_at\":%lld,\"remaining_ms\":60000,\"ms\":60000,"
+                 "\"on_restore\":\"fire\",\"action\":%s}]}",
+                 (long long)time(NULL) * 1000 + 60000, init_off);
+        int restored = uf_snapshot_restore(d, snapshot);
+        int said_again = strncmp(uf_last_error(), "cannot start the timer thread: ", 31) == 0;
+        char *timers = NULL, *model = NULL;
         int none = uf_timers_get(d, &timers) == UF_OK && strcmp(timers, "[]") == 0;
+        int unchanged = uf_state_get(d, &model) == UF_OK && strcmp(model, "{}") == 0;
         uf_free(timers);
+        uf_free(model);
         uf_dispatcher_free(d);
-        _exit(status == UF_ENOMEM && said && none ? 0 : 1);
+        _exit(status == UF_ENOMEM && said && restored == UF_ENOMEM && said_again && none && unchanged ? 0 : 1);
     }
     int status = 0;
     REQUIRE(waitpid(child, &status, 0) == child);

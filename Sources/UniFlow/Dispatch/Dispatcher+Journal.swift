@@ -73,13 +73,23 @@ extension Dispatcher {
     /// the model is in, the timers that replace every armed one, in the order to
     /// arm them; the line lists them (with the serials the API timers are about
     /// to get), so that a replay of this journal arms the same. When the line
-    /// cannot be written, the model and its state timers are put back and
-    /// nothing else changes.
+    /// cannot be written, or the timer thread the timers need cannot be started,
+    /// the model and its state timers are put back and nothing else changes.
     func installJournaled(_ snapshot: ModelSnapshot, replacing before: ModelSnapshot,
                           plan: (() -> [PlannedTimer])? = nil) throws(UniFlowError) {
-        let saved = hot.journaling ? savedStateTimers() : []
+        let saved = hot.journaling || plan != nil ? savedStateTimers() : []
         try install(snapshot)
         let planned = plan?()
+        if let planned, !planned.isEmpty {
+            // Timers nothing could fire are not armed: the call fails instead.
+            do throws(UniFlowError) {
+                try startTimerThreadIfNeeded()
+            } catch {
+                try? install(before)
+                rearm(saved)
+                throw error
+            }
+        }
         if hot.journaling, let journal {
             var line: JSONObject = ["seq": .int(Int64(model.seq)), "restore": modelJSON()]
             if let planned {
