@@ -133,15 +133,31 @@ static void a_registration_that_cannot_be_journaled_registers_nothing(void) {
     uf_dispatcher_free(d);
 }
 
-static void a_line_that_cannot_be_synced_is_taken_back(void) {
-    char path[] = "/tmp/uniflow-journal-XXXXXX";
+/* A dispatcher journaling to a new file (its name in path, a mkstemp template)
+ * with journal_sync, Main initialized with val 1. */
+static uf_dispatcher *synced_dispatcher(char *path) {
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
     close(fd);
-    char options[256], expected[512];
+    char options[256];
     snprintf(options, sizeof options, "{\"journal\":\"%s\",\"journal_sync\":true}", path);
     uf_dispatcher *d = check_dispatcher(options, main_feature);
     CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}"), UF_OK);
+    return d;
+}
+
+/* The journal at path replays to model; the file goes. */
+static void check_replays_to(char *path, const char *model) {
+    uf_dispatcher *reader = check_dispatcher(NULL, main_feature);
+    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
+    CHECK_STATE(reader, model);
+    uf_dispatcher_free(reader);
+    unlink(path);
+}
+
+static void a_line_that_cannot_be_synced_is_taken_back(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX", expected[512];
+    uf_dispatcher *d = synced_dispatcher(path);
     const char *before = "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":1}}}";
     long size = file_size(path);
 
@@ -154,23 +170,13 @@ static void a_line_that_cannot_be_synced_is_taken_back(void) {
     fail_fsync = 0;
     CHECK_STATE(d, before);
     CHECK(file_size(path) == size);
-    uf_dispatcher *reader = check_dispatcher(NULL, main_feature);
-    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
-    CHECK_STATE(reader, before);
-    uf_dispatcher_free(reader);
     uf_dispatcher_free(d);
-    unlink(path);
+    check_replays_to(path, before);
 }
 
 static void a_line_that_cannot_be_cut_off_is_cut_before_the_next(void) {
-    char path[] = "/tmp/uniflow-journal-XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    close(fd);
-    char options[256], expected[512];
-    snprintf(options, sizeof options, "{\"journal\":\"%s\",\"journal_sync\":true}", path);
-    uf_dispatcher *d = check_dispatcher(options, main_feature);
-    CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Main\",\"into\":\"Main\",\"payload\":{\"val\":1}}"), UF_OK);
+    char path[] = "/tmp/uniflow-journal-XXXXXX", expected[512];
+    uf_dispatcher *d = synced_dispatcher(path);
     long size = file_size(path);
 
     /* Neither synced nor cut off: the line stays in the file for now ... */
@@ -192,12 +198,8 @@ static void a_line_that_cannot_be_cut_off_is_cut_before_the_next(void) {
     act(d, 7, UF_OK);
     const char *after = "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":7}}}";
     CHECK_STATE(d, after);
-    uf_dispatcher *reader = check_dispatcher(NULL, main_feature);
-    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
-    CHECK_STATE(reader, after);
-    uf_dispatcher_free(reader);
     uf_dispatcher_free(d);
-    unlink(path);
+    check_replays_to(path, after);
 }
 
 int main(void) {
