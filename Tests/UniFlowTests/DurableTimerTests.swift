@@ -527,28 +527,18 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
         #expect(r.state == h.state)
     }
 
-    @Test func replayArmsStateTimersByTheirPolicyFromTheLastLine() {
-        // The journal's last line is at 60; the replaying clock reads 500.
+    /// The journal's last line is at 60 (a batch line has no "at" of its own: its
+    /// items tell it); the replaying clock reads 500.
+    @Test(arguments: [false, true])
+    func replayArmsStateTimersByTheirPolicyFromTheLastLine(batch: Bool) {
         let path = temporaryPath("timer-policies")
         defer { unlink(path) }
         let h = Harness.manual(#""journal":"\#(path)""#, policies, TimeSeeds.counter)
         #expect(h.submit(#"{"kind":"initialize","feature":"P","into":"On"}"#) == UF_OK)
         #expect(h.advance(60) == UF_OK)
-        #expect(h.submit(TimeSeeds.startCounter) == UF_OK)
+        #expect((batch ? uf_submit_batch(h.d, "[\(TimeSeeds.startCounter)]") : h.submit(TimeSeeds.startCounter)) == UF_OK)
         let r = replayed(path, now: 500, policies, TimeSeeds.counter)
-        #expect(r.timers == #"[{"id":"P.On.after[0]","due_in_ms":0,"ms":100},{"id":"P.On.after[1]","due_in_ms":40,"ms":100},{"id":"P.On.after[2]","due_in_ms":100,"ms":100}]"#)
-    }
-
-    @Test func aBatchLineTellsTheReplayWhenItWasWritten() {
-        // The last line is a batch at 60: "resume" keeps the 40 ms the timer had
-        // left then, not 100 counted from the line before it (at 0).
-        let path = temporaryPath("timer-policies-batch")
-        defer { unlink(path) }
-        let h = Harness.manual(#""journal":"\#(path)""#, policies, TimeSeeds.counter)
-        #expect(h.submit(#"{"kind":"initialize","feature":"P","into":"On"}"#) == UF_OK)
-        #expect(h.advance(60) == UF_OK)
-        #expect(uf_submit_batch(h.d, "[\(TimeSeeds.startCounter)]") == UF_OK)
-        let r = replayed(path, now: 500, policies, TimeSeeds.counter)
+        // fire: due; resume: the 40 ms it had left at 60; restart: its whole 100 ms.
         #expect(r.timers == #"[{"id":"P.On.after[0]","due_in_ms":0,"ms":100},{"id":"P.On.after[1]","due_in_ms":40,"ms":100},{"id":"P.On.after[2]","due_in_ms":100,"ms":100}]"#)
     }
 
