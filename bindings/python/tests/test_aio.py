@@ -293,6 +293,29 @@ def test_waiting_in_a_later_asyncio_run_attaches_to_it_without_attach() -> None:
             d.mutations()
 
 
+def test_a_slow_consumer_keeps_at_most_deferred_limit_mutations_and_the_latest_value() -> None:
+    async def main() -> Any:
+        with Dispatcher(timers="host", deferred_limit=3) as d:
+            d.register(LAMP)
+            d.attach()
+            mutations = d.mutations("AnyMutationOf<Lamp>")
+            latest = d.values("Lamp.state")
+            d.initialize("Lamp", "Off")
+            into = "On"
+            for _ in range(3):
+                for _ in range(3):
+                    d.transition("Lamp", into=into)
+                    into = "Off" if into == "On" else "On"
+                await asyncio.sleep(0.02)  # the loop hands these over; nobody takes them
+            got = [await mutations.__anext__() for _ in range(3)]
+            value = await latest.__anext__()
+            return [(m.seq, m.dropped) for m in got], value, latest._queue.qsize()
+
+    # Seq 1 went in the library (four waited for three places), 2 to 7 here; the
+    # first one left says seven were lost before it. Of the values, the latest.
+    assert asyncio.run(main()) == ([(8, 7), (9, 0), (10, 0)], "On", 0)
+
+
 def test_a_wait_for_never_awaited_ends_its_subscription() -> None:
     import gc
     import warnings

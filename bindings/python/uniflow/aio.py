@@ -76,6 +76,30 @@ def _call_on(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any
         loop.call_soon_threadsafe(fn, *args)
 
 
+class _Inbox:
+    """What waits for a slow consumer of :class:`_Deliveries`. The loop hands every
+    delivery over at once, so it waits here, bounded as the library bounds it: at
+    most ``limit`` mutations, the oldest dropped and counted in the next one's
+    ``dropped``; with ``limit`` None (a watch's values) only the latest. The
+    subscription's callback holds this, not the iterator, so that an iterator left
+    behind is collected (and unsubscribes)."""
+
+    def __init__(self, limit: Optional[int]) -> None:
+        self.queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        self.limit = limit
+        self.lost = 0
+
+    def put(self, item: Any) -> None:
+        queue = self.queue
+        if self.limit is None:
+            while not queue.empty():
+                queue.get_nowait()
+        elif queue.qsize() >= self.limit:
+            oldest = queue.get_nowait()
+            self.lost += 1 + oldest.dropped  # and those the library dropped before it
+        queue.put_nowait(item)
+
+
 class _Deliveries:
     """What a deferred subscription or watch delivers, as an async iterator. It
     subscribes when it is made, so that nothing done between the call and the first
@@ -84,12 +108,13 @@ class _Deliveries:
     It ends when the dispatcher is closed."""
 
     def __init__(self, d: "Dispatcher", loop: asyncio.AbstractEventLoop,
-                 subscribe: Callable[[Callable[[Any], Any]], Any]) -> None:
+                 subscribe: Callable[[Callable[[Any], Any]], Any], limit: Optional[int]) -> None:
         self._loop = loop
-        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        self._inbox = _Inbox(limit)
+        self._queue = self._inbox.queue
         # Set first: if subscribing raises, __del__ still finds the attribute.
         self._subscription: Any = None
-        self._subscription = subscribe(self._queue.put_nowait)
+        self._subscription = subscribe(self._inbox.put)
         d._waiting.add(self)
 
     def __aiter__(self) -> "_Deliveries":
@@ -102,6 +127,9 @@ class _Deliveries:
         if item is _CLOSED:
             self._subscription = None
             raise StopAsyncIteration
+        if self._inbox.lost:
+            item._add_dropped(self._inbox.lost)
+            self._inbox.lost = 0
         return item
 
     def dispatcher_closed(self) -> None:
@@ -123,14 +151,14 @@ def mutations(d: "Dispatcher", when: Optional[str] = None) -> AsyncIterator[Muta
     """Every mutation matched by ``when`` from the call on, delivered on the loop;
     leaving the ``async for`` unsubscribes."""
     loop = _require(d, "mutations()")
-    return _Deliveries(d, loop, lambda put: d.subscribe(put, when, deferred=True))
+    return _Deliveries(d, loop, lambda put: d.subscribe(put, when, deferred=True), d._deferred_limit)
 
 
 def values(d: "Dispatcher", select: Any) -> AsyncIterator[Any]:
     """A watch's values (its value at the call first), delivered on the loop; leaving
     the ``async for`` ends the watch."""
     loop = _require(d, "values()")
-    return _Deliveries(d, loop, lambda put: d.watch(select, put, deferred=True))
+    return _Deliveries(d, loop, lambda put: d.watch(select, put, deferred=True), None)
 
 
 def wait_for(d: "Dispatcher", when: Optional[str] = None,

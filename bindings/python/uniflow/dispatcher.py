@@ -179,6 +179,8 @@ class Dispatcher(PreparedActions):
                 options[key] = value
         if journal is not None:
             options["journal"] = os.fspath(journal)
+        #: what uniflow.aio's iterators keep for a slow consumer (the library's default)
+        self._deferred_limit: int = deferred_limit if deferred_limit is not None else 100_000
         handle = c_void_p()
         rc = lib.uf_dispatcher_new(byref(handle), _json_text(options, "options") if options else None)
         if rc < 0:

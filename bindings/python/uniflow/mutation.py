@@ -188,6 +188,13 @@ class Mutation:
         When it is not 0, read the state again rather than trusting the sequence."""
         return self._read("dropped")  # type: ignore[no-any-return]
 
+    def _add_dropped(self, count: int) -> None:
+        """Counts ``count`` more deliveries lost just before this one: those
+        :func:`uniflow.aio.mutations` dropped from its own queue."""
+        lost = self.dropped + count
+        with self._lock:
+            self._cache_dict()["dropped"] = lost
+
     @property
     def action(self) -> Dict[str, Any]:
         """The action that applied it: kind, feature, state keys, scope, context, id."""
