@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
+import textwrap
 import threading
 import weakref
 from typing import Any, List
@@ -11,7 +14,7 @@ from typing import Any, List
 import pytest
 
 import uniflow
-from conftest import COUNTER, TOGGLE
+from conftest import COUNTER, PYTHON_ROOT, TOGGLE
 
 THREADS = 4
 PER_THREAD = 500
@@ -186,6 +189,28 @@ def test_exceptions_raised_on_the_timer_thread_go_to_unraisablehook(monkeypatch:
         with pytest.raises(ValueError, match="seq 5"):
             d.transition("Toggle", "Off", from_="On")
         assert len(unraisable) == 3 and d._errors == {}
+
+
+def test_with_the_default_hook_exceptions_on_the_timer_thread_are_printed() -> None:
+    # The interpreter's own hook refuses any argument but its own type: what the
+    # binding hands it must still reach stderr, not vanish.
+    script = textwrap.dedent("""
+        import threading, uniflow
+        done = threading.Event()
+        with uniflow.Dispatcher() as d:
+            d.register({"feature": "Toggle", "states": {"Off": {}, "On": {}}})
+            def fail(m):
+                done.set()
+                raise ValueError("raised on the timer thread")
+            d.subscribe(fail)
+            d.submit_after(0.001, {"kind": "initialize", "feature": "Toggle", "into": "On"})
+            assert done.wait(10)
+    """)
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_ROOT))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Exception ignored in uniflow subscriber" in result.stderr
+    assert "ValueError: raised on the timer thread" in result.stderr
 
 
 def test_callbacks_survive_garbage_collection() -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+import traceback
 import types
 import weakref
 from ctypes import c_char_p, c_void_p
@@ -87,12 +88,19 @@ def _unraisable(exc: BaseException, where: str, why: str) -> None:
     hook = getattr(sys, "unraisablehook", None)
     if hook is None:  # pragma: no cover
         return
+    message = f"Exception ignored in uniflow {where} ({why})"
     try:
         hook(types.SimpleNamespace(exc_type=type(exc), exc_value=exc, exc_traceback=exc.__traceback__,
-                                   err_msg=f"Exception ignored in uniflow {where} ({why})",
-                                   object=None))
-    except BaseException:  # pragma: no cover - a failing hook must not cross C either
-        pass
+                                   err_msg=message, object=None))
+    except BaseException:
+        # The interpreter's own hook takes only its own argument type, which
+        # Python cannot make; a hook that fails must not lose the exception
+        # either (nor let anything cross C): printed as the default hook prints.
+        try:
+            print(f"{message}:", file=sys.stderr)
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        except BaseException:  # pragma: no cover - stderr gone
+            pass
 
 
 def store_error(errors: Errors, exc: BaseException, where: str) -> None:
