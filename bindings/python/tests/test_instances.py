@@ -154,3 +154,19 @@ def test_snapshots_keep_instances(d: Dispatcher) -> None:
         with pytest.raises(uniflow.SchemaError):
             other.restore({"Download": {"a": "InProgress"}})
         assert other.get("Download", key="a") == State("InProgress", {"progress": 3})
+
+
+def test_getting_an_absent_feature_reads_the_definitions_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Whether it is keyed decides between None and InvalidArgument; a service polling
+    # an absent feature must not pay for every definition on each call.
+    with Dispatcher() as d:
+        d.register([LAMP, DOWNLOAD])
+        reads: List[int] = []
+        definitions = type(d).definitions
+        monkeypatch.setattr(type(d), "definitions",
+                            property(lambda self: reads.append(1) or definitions.fget(self)))  # type: ignore[attr-defined]
+        for _ in range(3):
+            assert d.get("Lamp") is None
+            with pytest.raises(uniflow.InvalidArgument):
+                d.get("Download")
+        assert len(reads) == 2

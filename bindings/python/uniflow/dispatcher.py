@@ -179,6 +179,8 @@ class Dispatcher(PreparedActions):
                 options[key] = value
         if journal is not None:
             options["journal"] = os.fspath(journal)
+        #: whether each feature asked about is keyed (_is_keyed)
+        self._keyed: Dict[str, bool] = {}
         #: what uniflow.aio's iterators keep for a slow consumer (the library's default)
         self._deferred_limit: int = deferred_limit if deferred_limit is not None else 100_000
         handle = c_void_p()
@@ -563,8 +565,15 @@ class Dispatcher(PreparedActions):
         return State(value["state"], value["payload"])
 
     def _is_keyed(self, feature: str) -> bool:
-        return any(f.get("feature") == feature and f.get("instances") == "keyed"
-                   for f in self.definitions.get("features", []))
+        # A registered feature stays as it was registered: asked once, not on every
+        # get() of one that is absent (reading the definitions costs their size).
+        keyed = self._keyed.get(feature)
+        if keyed is None:
+            keyed = any(f.get("feature") == feature and f.get("instances") == "keyed"
+                        for f in self.definitions.get("features", []))
+            if len(self._keyed) < 4096:
+                self._keyed[feature] = keyed
+        return keyed
 
     @property
     def state(self) -> Dict[str, Any]:
