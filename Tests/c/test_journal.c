@@ -23,7 +23,7 @@
 
 /* The library's fsync and ftruncate, failing on request (a disk that reports
  * EIO): the program's definitions come before libc's for the library's calls too. */
-static int fail_fsync, fail_ftruncate;
+static int fail_fsync, fail_ftruncate, fail_pread;
 int fsync(int fd) {
     if (fail_fsync) {
         errno = EIO;
@@ -39,6 +39,15 @@ int ftruncate(int fd, off_t length) {
     }
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "ftruncate");
     return real(fd, length);
+}
+ssize_t pread(int fd, void *buffer, size_t count, off_t offset) {
+    static ssize_t (*real)(int, void *, size_t, off_t);
+    if (fail_pread) {
+        errno = EIO;
+        return -1;
+    }
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "pread");
+    return real(fd, buffer, count, offset);
 }
 
 static void act(uf_dispatcher *d, int val, int expected) {
@@ -202,6 +211,44 @@ static void a_line_that_cannot_be_cut_off_is_cut_before_the_next(void) {
     check_replays_to(path, after);
 }
 
+static void a_line_left_uncut_goes_when_the_dispatcher_is_freed(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX";
+    uf_dispatcher *d = synced_dispatcher(path);
+    long size = file_size(path);
+    fail_fsync = fail_ftruncate = 1;
+    act(d, 2, UF_EIO);
+    fail_fsync = fail_ftruncate = 0;
+    uf_dispatcher_free(d);
+    CHECK(file_size(path) == size);
+    check_replays_to(path, "{\"Main\":{\"state\":\"Main\",\"payload\":{\"val\":1}}}");
+}
+
+static void a_torn_line_that_cannot_be_read_is_not_appended_to(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX", options[256], expected[512];
+    uf_dispatcher *d = synced_dispatcher(path);
+    uf_dispatcher_free(d);
+    FILE *file = fopen(path, "a");
+    REQUIRE(file != NULL);
+    fputs("{\"seq\":2,\"feat", file);  /* a crash in the middle of a line */
+    fclose(file);
+    long size = file_size(path);
+
+    /* Where the torn line starts cannot be read: opening fails, appending nothing. */
+    snprintf(options, sizeof options, "{\"journal\":\"%s\"}", path);
+    snprintf(expected, sizeof expected, "cannot repair journal '%s': Input/output error", path);
+    fail_pread = 1;
+    d = NULL;
+    CHECK_ERROR(uf_dispatcher_new(&d, options), UF_EIO, expected);
+    fail_pread = 0;
+    CHECK(d == NULL);
+    CHECK(file_size(path) == size);
+    /* Readable again: the torn line is cut, and the journal goes on whole. */
+    CHECK_STATUS(uf_dispatcher_new(&d, options), UF_OK);
+    CHECK_STATUS(uf_register(d, main_feature), UF_OK);
+    uf_dispatcher_free(d);
+    check_replays_to(path, "{}");
+}
+
 int main(void) {
     /* Writing past RLIMIT_FSIZE raises SIGXFSZ, which would end the process;
      * ignored, the write fails with EFBIG instead. */
@@ -210,5 +257,7 @@ int main(void) {
     a_registration_that_cannot_be_journaled_registers_nothing();
     a_line_that_cannot_be_synced_is_taken_back();
     a_line_that_cannot_be_cut_off_is_cut_before_the_next();
+    a_line_left_uncut_goes_when_the_dispatcher_is_freed();
+    a_torn_line_that_cannot_be_read_is_not_appended_to();
     return check_summary();
 }

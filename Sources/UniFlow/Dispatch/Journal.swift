@@ -43,7 +43,12 @@ final class Journal {
         end = lseek(fd, 0, SEEK_END)
     }
 
-    deinit { close(fd) }
+    deinit {
+        // A line that was refused but could not be cut off goes now if it can: the
+        // next session would otherwise start after it, and a replay apply it.
+        if untrimmed { _ = ftruncate(fd, end) }
+        close(fd)
+    }
 
     /// Drops a last line without its newline, left by a crash mid-write.
     private func cutTornLine() throws(UniFlowError) {
@@ -56,7 +61,10 @@ final class Journal {
             let start = max(0, keep - off_t(block.count))
             let count = Int(keep - start)
             let read = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, start) }
-            guard read == count else { break }
+            // Appending after a torn line that was not found would spoil the journal.
+            guard read == count else {
+                throw UniFlowError(.io, "cannot repair journal '\(path)': \(read < 0 ? String(cString: strerror(errno)) : "it changed while being read")")
+            }
             for i in stride(from: count - 1, through: 0, by: -1) where block[i] == UInt8(ascii: "\n") {
                 keep = start + off_t(i) + 1
                 break search
