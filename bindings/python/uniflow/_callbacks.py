@@ -95,7 +95,10 @@ def _unraisable(exc: BaseException, where: str, why: str) -> None:
     except BaseException:
         # The interpreter's own hook takes only its own argument type, which
         # Python cannot make; a hook that fails must not lose the exception
-        # either (nor let anything cross C): printed as the default hook prints.
+        # either (nor let anything cross C): printed as the default hook prints,
+        # and, as it does, not at all without a stderr.
+        if sys.stderr is None:
+            return
         try:
             print(f"{message}:", file=sys.stderr)
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
