@@ -306,8 +306,9 @@ typedef struct uf_action {
  * via_payload_free are not used. */
 int uf_dispatch(uf_dispatcher *d, const uf_action *action);
 
-/* uf_dispatch that never waits for another thread: when another thread is
- * processing an action of d, it returns UF_EBUSY at once, having done nothing
+/* uf_dispatch that never waits for another thread: when another thread holds d
+ * (processing an action, reading its state, or the timer thread between two
+ * firings), it returns UF_EBUSY at once, having done nothing
  * (via_payload_free still runs once; the thread's last error is not touched, as
  * this is no failure: call again, or call uf_dispatch to wait). Everything else is
  * uf_dispatch: on the processing thread it queues, when d is idle it processes.
