@@ -78,7 +78,7 @@ extension Dispatcher {
 
         let id = registrations.makeID()
         let slot = SubscriptionSlot(id: id, callback: callback, kinds: filter.kinds, feature: filter.feature,
-                                    oldState: filter.oldState, newState: filter.newState, keyed: filter.key != nil,
+                                    oldState: filter.oldState, newState: filter.newState,
                                     list: list ?? -1, deferred: deferred, alive: true, running: false)
         let index: Int32
         if let reused = reuse {
@@ -180,7 +180,7 @@ extension Dispatcher {
 
     func removeFromList(_ index: Int32) {
         let slot = hot.subscriptions[Int(index)]
-        if slot.keyed {
+        if slot.list >= 0 {
             hot.keyedLists.pointer(Int(slot.list)).pointee.removeAll { $0 == index }
             if hot.keyedLists[Int(slot.list)].count == 0 { releaseKeyedList(registrations.keyedListNames[Int(slot.list)], slot.list) }
         } else if slot.feature < 0 {

@@ -120,9 +120,8 @@ struct SubscriptionSlot {
     /// -1: any; otherwise the state index the old / new state must have.
     var oldState: Int32
     var newState: Int32
-    /// Its filter names one instance (`F[key]`): it is in that key's list.
-    var keyed: Bool
-    /// That list, in `HotStorage.keyedLists` (-1: not keyed).
+    /// Its filter names one instance (`F[key]`): that key's list, in
+    /// `HotStorage.keyedLists`, which it is in (-1: not keyed).
     var list: Int32 = -1
     /// Delivered by `uf_loop_run` on the host's thread (`uf_subscribe_deferred`).
     var deferred: Bool
