@@ -49,6 +49,48 @@ import Testing
         #expect(seen == ["1 \(final)", "2 \(final)"])
     }
 
+    /// B and the keyed K each have a binding on every mutation of X.
+    static let ownersOfXBindings = [
+        #"{"feature":"X","states":{"S":{}}}"#,
+        #"{"feature":"B","states":{"S":{}},"bindings":[{"scenario":"B sees X","when":"AnyMutationOf<X>","then":{"submit":[]}}]}"#,
+        #"{"feature":"K","instances":"keyed","states":{"S":{}},"bindings":[{"scenario":"K sees X","when":"AnyMutationOf<X>","then":{"submit":[]}}]}"#,
+    ]
+
+    @Test(arguments: [
+        // B begins after X's initialization, ends after it, begins and ends around it.
+        ([], [#"{"kind":"initialize","feature":"X","into":"S"}"#, #"{"kind":"initialize","feature":"B","into":"S"}"#], [String]()),
+        ([#"{"kind":"initialize","feature":"B","into":"S"}"#],
+         [#"{"kind":"initialize","feature":"X","into":"S"}"#, #"{"kind":"deinitialize","feature":"B"}"#], ["B sees X"]),
+        ([], [#"{"kind":"initialize","feature":"B","into":"S"}"#, #"{"kind":"initialize","feature":"X","into":"S"}"#,
+              #"{"kind":"deinitialize","feature":"B"}"#], ["B sees X"]),
+        // K's last instance ends after X's mutation; its first begins after.
+        ([], [#"{"kind":"initialize","feature":"K","key":"a","into":"S"}"#, #"{"kind":"initialize","feature":"X","into":"S"}"#,
+              #"{"kind":"deinitialize","feature":"K","key":"a"}"#], ["K sees X"]),
+        ([#"{"kind":"initialize","feature":"X","into":"S"}"#],
+         [#"{"kind":"actualize","feature":"X","in":"S"}"#, #"{"kind":"initialize","feature":"K","key":"a","into":"S"}"#], []),
+    ] as [([String], [String], [String])])
+    func aBindingOfAFeatureTheBatchBeginsOrEndsRunsWhereItWouldOneActionAtATime(
+        before: [String], actions: [String], expected: [String]
+    ) {
+        func bindingsRun(asBatch: Bool) -> [String] {
+            let h = Harness(Self.ownersOfXBindings[0], Self.ownersOfXBindings[1], Self.ownersOfXBindings[2])
+            for action in before { h.submit(action) }
+            h.captureReports()
+            if asBatch {
+                #expect(uf_submit_batch(h.d, "[\(actions.joined(separator: ","))]") == UF_OK, "\(h.lastError)")
+            } else {
+                for action in actions { h.submit(action) }
+            }
+            return h.reports.compactMap { report in
+                guard report.hasPrefix(#"{"event":"binding_processed""#),
+                      let start = report.firstRange(of: #""binding":""#)?.upperBound else { return nil }
+                return String(report[start...].prefix { $0 != "\"" })
+            }
+        }
+        #expect(bindingsRun(asBatch: false) == expected)
+        #expect(bindingsRun(asBatch: true) == expected)
+    }
+
     @Test func aBatchLongerThanTheCascadeLimitAppliesWholeAndOnlyWhatItQueuesIsDropped() {
         // Ping's binding answers every transition into On with one back to Off.
         let h = Harness(options: #"{"max_cascade": 2}"#, #"""

@@ -144,16 +144,32 @@ extension Dispatcher {
         commitBatch()
         cascade.processed += actions.count
         for mutation in committed { noteCommitted(mutation) }
+        // The model is the committed one now, but a binding's owner the batch began
+        // or ended is active only where its mutations fall: counted back from now
+        // to before the batch, then forward as each mutation is announced.
+        var alive: [Int32: Int]? = nil
+        if !bindings.byOwner.isEmpty {
+            var counts: [Int32: Int] = [:]
+            for mutation in committed.reversed() {
+                let feature = mutation.record.feature
+                counts[feature] = (counts[feature] ?? self.alive(feature)) - MutationKind.instancesAdded(mutation.record.kind)
+            }
+            alive = counts
+        }
         var next = 0
         for i in actions.indices {
             if actions[i].kind == .trigger {
                 if reportingActive { report(.processed, action: actions[i].header) }
                 for queued in actions[i].extras?.submit ?? [] { queue.append(queued) }
             } else {
+                let record = committed[next].record
+                alive?[record.feature]! += MutationKind.instancesAdded(record.kind)
+                bindings.aliveInBatch = alive
                 announce(committed[next])
                 next += 1
             }
         }
+        bindings.aliveInBatch = nil
     }
 
     /// Puts back everything the batch changed, in reverse order.

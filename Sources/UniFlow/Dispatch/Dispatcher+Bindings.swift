@@ -80,8 +80,14 @@ extension Dispatcher {
     /// at least one of its instances lives (once, not once per instance).
     private func ownerActive(_ binding: ActiveBinding, _ record: MutationRecord) -> Bool {
         if binding.owner == record.feature { return true }
-        if let table = instanceTable(of: binding.owner) { return hot.instanceTables[Int(table)].live > 0 }
-        return hot.features[Int(binding.owner)].state >= 0
+        if let alive = bindings.aliveInBatch?[binding.owner] { return alive > 0 }
+        return alive(binding.owner) > 0
+    }
+
+    /// How many instances a feature has now; a single feature: 1 if initialized, else 0.
+    func alive(_ feature: Int32) -> Int {
+        if let table = instanceTable(of: feature) { return hot.instanceTables[Int(table)].live }
+        return hot.features[Int(feature)].state >= 0 ? 1 : 0
     }
 
     /// Runs the bindings that match the mutation just applied, in feature

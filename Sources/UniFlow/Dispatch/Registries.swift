@@ -76,6 +76,11 @@ struct BindingRegistry {
     var watchers: [Int32: [BindingReference]] = [:]
     /// Bindings whose filter is `AnyMutation`.
     var anyWatchers: [BindingReference] = []
+    /// While a batch announces its mutations (after committing them all): how
+    /// many instances (a single feature: 0 or 1) each feature it began or ended
+    /// has at the mutation being announced, which decides whether its bindings
+    /// are active there, as one action after another would have.
+    var aliveInBatch: [Int32: Int]? = nil
 
     /// Handlers are released in name order, so that it does not depend on hashing.
     mutating func releaseHandlers() {

@@ -34,6 +34,12 @@ enum MutationKind: Int32, CaseIterable {
     @inline(__always)
     var bit: UInt8 { 1 << UInt8(truncatingIfNeeded: rawValue) }
 
+    /// What a mutation of a raw kind does to its feature's count of instances
+    /// (a single feature's: 0 or 1).
+    static func instancesAdded(_ raw: Int32) -> Int {
+        raw == initialization.rawValue ? 1 : raw == deinitialization.rawValue ? -1 : 0
+    }
+
     /// The bit of a raw kind as a `MutationRecord` stores it.
     @inline(__always)
     static func bit(_ raw: Int32) -> UInt8 { 1 << UInt8(truncatingIfNeeded: raw) }
