@@ -699,9 +699,10 @@ const char *uf_intercepted_key(const uf_intercepted *a);
 /* The state entered or actualized (a send: its chosen target); for a
  * deinitialization or a trigger, the state it acts in; NULL when absent. */
 const char *uf_intercepted_state(const uf_intercepted *a);
-/* The action as JSON in the form uf_submit takes, made on first request: its
- * payload is the one it will apply (defaults filled in) when there is one, a send
- * shows the target its definition chose as "into", and an action a timer
+/* The action as JSON in the form uf_submit takes, made on first request: a
+ * "payload" only when the action carried one (as it will apply, defaults filled
+ * in; a send: its event's payload), a send shows the target its definition chose
+ * as "into", and an action a timer
  * submitted carries "timer" (its id, or null), as mutations' "action" does:
  * drop that key to submit the text again. */
 const char *uf_intercepted_json(const uf_intercepted *a);

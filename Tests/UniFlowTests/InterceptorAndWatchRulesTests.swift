@@ -80,6 +80,26 @@ import Testing
         #expect(seen.lines.count == 8)
     }
 
+    @Test func theInterceptedJSONShowsAPayloadOnlyWhenTheActionCarriedOne() {
+        let h = Harness(options: nil, #"{"feature": "F", "states": {"A": {"fields": {"n": {"type": "integer", "default": 7}}}, "B": {"fields": {"m": {"type": "integer", "default": 1}, "k": {"type": "string", "default": "x"}}}}}"#)
+        var seen: [String] = []
+        _ = UniFlowTests.intercept(h, "F") { a in
+            seen.append(String(cString: uf_intercepted_json(a)))
+            return 0
+        }
+        #expect(h.submit(#"{"kind":"initialize","feature":"F","into":"A"}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"transition","feature":"F","into":"B","payload":{"m":2}}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"actualize","feature":"F","in":"B"}"#) == UF_OK)
+        #expect(seen == [
+            #"{"kind":"initialize","feature":"F","into":"A"}"#,
+            // What it carried, as it will apply: the missing field's default filled in.
+            #"{"kind":"transition","feature":"F","into":"B","same":false,"payload":{"m":2,"k":"x"}}"#,
+            #"{"kind":"actualize","feature":"F","in":"B"}"#,
+        ])
+        // Either way the defaults are stored.
+        #expect(h.state == #"{"F":{"state":"B","payload":{"m":1,"k":"x"}}}"#)
+    }
+
     @Test func interceptorsEndedWithoutAnyActionLeaveNoSlotBehind() {
         let h = Harness(options: nil, Self.definitions)
         let seen = Recorder()

@@ -108,7 +108,8 @@ extension Dispatcher {
         if scratch.intercepted.active { return nested { intercept(action, current: current, payload: payload) } }
         scratch.intercepted.active = true
         scratch.intercepted.action = action
-        scratch.intercepted.payload = payload
+        // Shown only when the action carried one, not when only defaults fill it.
+        scratch.intercepted.payload = action.carriesPayload ? payload : nil
         let failure = runInterceptors(kind: action.kind, feature: action.feature, into: action.into, key: action.key,
                                       current: current)
         scratch.intercepted.reset()

@@ -62,6 +62,7 @@ extension Dispatcher {
         action.header.context = try request.context.map { (text) throws(UniFlowError) in try text.cString(keptIn: &extras) }
         action.header.id = try request.id.map { (text) throws(UniFlowError) in try text.cString(keptIn: &extras) }
 
+        action.header.carriesPayload = request.payload != nil
         let payload: JSONObject?
         if action.kind == .send {
             payload = try request.payload?.value(depth: request.depth + 1)

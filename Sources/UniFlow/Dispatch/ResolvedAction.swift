@@ -14,6 +14,9 @@ struct ActionHeader {
     var into: Int32 = -1
     var same = false
     var uninitialized = false
+    /// Whether the action carried a payload (a send: its event's); one it did
+    /// not carry may still be filled in with the state's defaults.
+    var carriesPayload = false
     /// A send's event, as the feature numbers its events (-1: no state takes it).
     var event: Int32 = -1
     var via: HostCallback<uf_via_fn>?
