@@ -239,8 +239,8 @@ private func milliseconds(_ clock: clockid_t) -> UInt64 {
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[0]",\#(t),"action":{}}]}"#, UF_ESCHEMA, "snapshot.timers[0]: a state timer has no 'action'"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"x","kind":"api","due_at":5,"remaining_ms":5,"ms":100}]}"#, UF_ESCHEMA, "snapshot.timers[0]: missing key 'action'"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"x",\#(nope)}]}"#, UF_ENOTFOUND, "snapshot.timers[0]: unknown feature 'Nope'"),
-            (#"{"clock":"manual",\#(on),"timers":[{"id":"x.after[1]",\#(api)}]}"#, UF_EINVAL, "snapshot.timers[0]: uf_snapshot_restore: 'x.after[1]' is shaped like a state timer's id (it contains '.after[')"),
-            (#"{"clock":"manual",\#(on),"timers":[{"id":"",\#(api)}]}"#, UF_EINVAL, "snapshot.timers[0]: uf_snapshot_restore: a timer id is 1 to 256 bytes, got 0"),
+            (#"{"clock":"manual",\#(on),"timers":[{"id":"x.after[1]",\#(api)}]}"#, UF_ESCHEMA, "snapshot.timers[0]: id: 'x.after[1]' is shaped like a state timer's id (it contains '.after[')"),
+            (#"{"clock":"manual",\#(on),"timers":[{"id":"",\#(api)}]}"#, UF_ESCHEMA, "snapshot.timers[0]: id: a timer id is 1 to 256 bytes, got 0"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"x",\#(api)},{"id":"x",\#(api)}]}"#, UF_ESCHEMA, "snapshot.timers[1].id: 'x' is armed twice"),
             (#"{"clock":"manual",\#(on),"timers":[{"id":"P.On.after[1]",\#(t)},{"id":"P.On.after[1]",\#(t)}]}"#, UF_ESCHEMA, "snapshot.timers[1].id: 'P.On.after[1]' is armed twice"),
         ]

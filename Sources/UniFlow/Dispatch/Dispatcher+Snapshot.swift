@@ -158,7 +158,12 @@ private struct RestoredTimer {
             if let id, !Dispatcher.isStateTimerID(id) { throw UniFlowError(.schema, "id: '\(id)' is not a state timer's id") }
         } else {
             guard let action = object["action"] else { throw UniFlowError(.schema, "missing key 'action'") }
-            if let id { try Dispatcher.checkTimerID(id, "uf_snapshot_restore") }
+            if let id {
+                // The same rules as uf_submit_after's, but here a bad id is a bad shape.
+                do throws(UniFlowError) { try Dispatcher.checkTimerID(id, "id") } catch {
+                    throw UniFlowError(.schema, error.message)
+                }
+            }
             // Checked now, as when it was armed.
             _ = try dispatcher.resolve(try ActionRequest.decode(action), hasVia: false)
             self.action = action.jsonText
