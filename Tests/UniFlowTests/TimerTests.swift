@@ -204,9 +204,9 @@ import Testing
         #expect(register(#"[{"ms":10,"submit":[{"kind":"transition","feature":"F","into":{"$":{"nope":[]}}}]}]"#)
                 == (UF_ESCHEMA, "features[0].states.A.after[0].submit[0].into.$: unknown operator 'nope'"))
         #expect(register(#"[{"ms":10,"submit":[{"kind":"transition","feature":"F","into":"Nowhere"}]}]"#)
-                == (UF_ESCHEMA, "features[0].states.A.after[0].submit[0]: unknown state 'Nowhere' of feature F"))
+                == (UF_ENOTFOUND, "features[0].states.A.after[0].submit[0]: unknown state 'Nowhere' of feature F"))
         #expect(register(#"[{"ms":10,"submit":[{"kind":"transition","feature":"G","into":"B"}]}]"#)
-                == (UF_ESCHEMA, "features[0].states.A.after[0].submit[0]: unknown feature 'G'"))
+                == (UF_ENOTFOUND, "features[0].states.A.after[0].submit[0]: unknown feature 'G'"))
         // 2^53 itself is the longest delay.
         #expect(register(#"[{"ms":9007199254740992,\#(submit)}]"#).0 == UF_OK)
     }

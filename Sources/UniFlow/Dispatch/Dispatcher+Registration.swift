@@ -67,7 +67,8 @@ extension Dispatcher {
                         do throws(UniFlowError) {
                             try checkLiteralTemplate(template, owner: definition, keyedOwner: definition.keyed, parsed: parsed)
                         } catch {
-                            throw UniFlowError(.schema, "\(path): \(error.message)")
+                            // An unknown name is UF_ENOTFOUND, as in an action; the rest is the definition's shape.
+                            throw UniFlowError(error.status == .notFound ? .notFound : .schema, "\(path): \(error.message)")
                         }
                     }
                 }
@@ -86,7 +87,7 @@ extension Dispatcher {
         } else if let match = parsed.first(where: { $0.name == request.feature }) {
             definition = match
         } else {
-            throw UniFlowError(.schema, "unknown feature '\(request.feature)'")
+            throw UniFlowError(.notFound, "unknown feature '\(request.feature)'")
         }
         // A template on the timer's own keyed feature may leave the key out: it acts on the timer's instance.
         if request.key != nil && !definition.keyed {
@@ -98,7 +99,7 @@ extension Dispatcher {
         func state(_ name: String?) throws(UniFlowError) -> StateDefinition? {
             guard let name else { return nil }
             guard let index = definition.stateIndex(named: name) else {
-                throw UniFlowError(.schema, "unknown state '\(name)' of feature \(definition.name)")
+                throw UniFlowError(.notFound, "unknown state '\(name)' of feature \(definition.name)")
             }
             return definition.states[index]
         }
