@@ -497,7 +497,8 @@ int uf_logic_apply(const char *rule_json, const char *data_json, char **out_json
  * rolls the model back; the call returns its status, uf_last_error() names its
  * index ("batch[2]: ..."), one `rejected` report is sent and nobody else is
  * notified. On success bindings and subscribers see each mutation in order, with
- * the committed model; what they queue runs after that. Actions carry JSON
+ * the committed model (a feature the batch began or ended has active bindings
+ * where one action after another would); what they queue runs after that. Actions carry JSON
  * payloads only (no via callbacks). UF_EMISUSE inside a callback. */
 int uf_submit_batch(uf_dispatcher *d, const char *actions_json_array);
 
@@ -574,7 +575,9 @@ int uf_dispatch_after(uf_dispatcher *d, const uf_action *action, uint64_t delay_
 
 /* Disarms an API timer: once this returns UF_OK it never fires, even if it was
  * already due. UF_ENOTFOUND if no timer with that id is armed; UF_EMISUSE for a
- * state timer's id (leave the state instead). */
+ * state timer's id (leave the state instead). One exception: an interceptor's
+ * cancel (or arming) during a batch belongs to the batch, and a batch that rolls
+ * back puts every timer back as it was. */
 int uf_timer_cancel(uf_dispatcher *d, const char *timer_id);
 
 /* The armed timers, soonest first: [{"id": "save", "due_in_ms": 420, "ms": 500},
