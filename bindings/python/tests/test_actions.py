@@ -232,6 +232,32 @@ def test_submit_dicts_and_json_text(d: uniflow.Dispatcher) -> None:
     assert d.state == {}
 
 
+def test_a_str_that_is_not_json_text_is_a_path_for_every_document(d: uniflow.Dispatcher, tmp_path: Any) -> None:
+    # As register tells a path from JSON text: a str starting with { or [ (after blanks) is text.
+    action = tmp_path / "action.json"
+    action.write_text('{"kind": "initialize", "feature": "Toggle", "into": "Off"}')
+    assert d.submit(str(action)) is uniflow.OK
+    batch = tmp_path / "batch.json"
+    batch.write_text('[{"kind": "transition", "feature": "Toggle", "into": "On"}]')
+    assert d.batch(batch) is uniflow.OK and d.get("Toggle").name == "On"
+    batch.write_text('[{"kind": "transition", "feature": "Toggle", "into": "Off"}]')
+    assert d.batch(str(batch)) is uniflow.OK and d.get("Toggle").name == "Off"
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_text('{"Toggle": {"state": "Off", "payload": {}}}')
+    assert d.restore(str(snapshot)) is uniflow.OK
+    assert d.state == {"Toggle": {"state": "Off", "payload": {}}}
+    # Nothing changes when the file cannot be read: FileError names the path.
+    with pytest.raises(uniflow.FileError) as missing:
+        d.submit(str(tmp_path / "nope.json"))
+    assert missing.value.message == f"cannot read '{tmp_path / 'nope.json'}': No such file or directory"
+    with pytest.raises(uniflow.FileError) as directory:
+        d.restore(str(tmp_path))
+    assert directory.value.message == f"cannot read '{tmp_path}': Is a directory"
+    with pytest.raises(uniflow.FileError):
+        d.submit_after(1, "not json at all")
+    assert d.state == {"Toggle": {"state": "Off", "payload": {}}} and d.timers() == []
+
+
 def test_submit_errors(d: uniflow.Dispatcher) -> None:
     with pytest.raises(uniflow.InvalidJSON) as bad:
         d.submit("{")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from ctypes import c_void_p, string_at
 from typing import Any, Optional
 
 from . import _callbacks
-from .errors import InvalidArgument, InvalidJSON
+from .errors import FileError, InvalidArgument, InvalidJSON
 
-__all__ = ["c_text", "name", "payload_bytes", "json_text", "json_value_text", "json_item", "take_string"]
+__all__ = ["c_text", "name", "payload_bytes", "json_text", "document_text", "json_value_text", "json_item",
+           "take_string"]
 
 
 def c_text(raw: bytes, what: str) -> bytes:
@@ -46,6 +48,21 @@ def json_text(value: Any, what: str) -> bytes:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError) as error:
         raise InvalidArgument(f"{what} is not JSON-serializable: {error}") from error
+
+
+def document_text(value: Any, what: str) -> bytes:
+    """A document the caller may also give as a file, as :meth:`Dispatcher.register`
+    takes definitions: a ``str`` that starts with ``{`` or ``[`` (after blanks) is JSON
+    text, any other ``str`` (or a path-like) is a path whose file holds it; bytes are
+    JSON text, a dict or list is serialized."""
+    if isinstance(value, os.PathLike) or (isinstance(value, str) and not value.lstrip().startswith(("{", "["))):
+        try:
+            with open(value, "rb") as file:
+                raw = file.read()
+        except OSError as error:
+            raise FileError(f"cannot read '{os.fsdecode(value)}': {error.strerror}") from None
+        return c_text(raw, what)
+    return json_text(value, what)
 
 
 def json_value_text(value: Any, what: str) -> bytes:

@@ -28,6 +28,7 @@ from typing import (
 from . import _callbacks, aio
 from ._encoding import json_item as _json_item
 from ._encoding import c_text as _c_text
+from ._encoding import document_text as _document_text
 from ._encoding import json_text as _json_text
 from ._encoding import json_value_text as _json_text_value
 from ._encoding import name as _name
@@ -501,12 +502,13 @@ class Dispatcher(PreparedActions):
                                    key, event)
 
     def submit(self, action: ActionLike, via: Optional[Via] = None) -> Status:
-        """Submits one action given as a dict or as JSON text (``docs/actions.md``).
+        """Submits one action given as a dict, as JSON text, or as the path of a file
+        that holds it (``docs/actions.md``).
 
         With ``via``, the action must carry no ``"payload"`` (``InvalidArgument``).
         """
         handle = self._handle
-        text = _json_text(action, "action")
+        text = _document_text(action, "action")
         if via is None:
             return self._finish(self._lib.uf_submit(handle, text))
         if isinstance(action, Mapping):
@@ -519,9 +521,10 @@ class Dispatcher(PreparedActions):
         token = _callbacks.register_via(self._errors, via, kind not in ("trigger", "deinitialize"))
         return self._finish(self._lib.uf_submit_via(handle, text, _callbacks.VIA, token, _callbacks.RELEASE))
 
-    def batch(self, actions: Union[Sequence[ActionLike], str, bytes]) -> Status:
+    def batch(self, actions: Union[Sequence[ActionLike], str, bytes, "os.PathLike[str]"]) -> Status:
         """Applies a list of actions (dicts or JSON text, payloads in the JSON only: no
-        ``via``) in order, all or nothing (``uf_submit_batch``).
+        ``via``) in order, all or nothing (``uf_submit_batch``). The list may also be
+        JSON text, or the path of a file that holds it.
 
         The first that fails rolls the model back and raises; its message names its index
         (``"batch[2]: ..."``), and nobody is notified. On success the bindings and
@@ -531,8 +534,8 @@ class Dispatcher(PreparedActions):
         fn = _require(self._lib, "uf_submit_batch")
         if isinstance(actions, Mapping):
             raise TypeError("batch takes a list of actions (or JSON text of one), got a mapping")
-        if isinstance(actions, (str, bytes)):
-            text = _json_text(actions, "actions")
+        if isinstance(actions, (str, bytes, os.PathLike)):
+            text = _document_text(actions, "actions")
         else:
             text = _json_text([_json_item(a, f"batch[{i}]") for i, a in enumerate(actions)], "actions")
         return self._finish(fn(self._handle, text))
@@ -601,15 +604,17 @@ class Dispatcher(PreparedActions):
             return json.loads(text) if text else {}
         return self.state
 
-    def restore(self, snapshot: Union[Mapping[str, Any], str, bytes], timers: bool = False) -> Status:
-        """Replaces the model with a :meth:`snapshot` taken on a dispatcher with the
-        same definitions (validated first: invalid input changes nothing). No mutations
+    def restore(self, snapshot: Union[Mapping[str, Any], str, bytes, "os.PathLike[str]"],
+                timers: bool = False) -> Status:
+        """Replaces the model with a :meth:`snapshot` (a dict, JSON text, or the path of
+        a file that holds it) taken on a dispatcher with the same definitions (validated
+        first: invalid input changes nothing). No mutations
         are sent; restored features' model bindings become active and their state
         timers armed afresh. With ``timers=True`` the snapshot is a durable one, and its
         timers are armed again by their ``on_restore``. :class:`uniflow.Misuse` inside a
         callback."""
         name = "uf_snapshot_restore" if timers else "uf_state_restore"
-        return self._finish(_require(self._lib, name)(self._handle, _json_text(snapshot, "snapshot")))
+        return self._finish(_require(self._lib, name)(self._handle, _document_text(snapshot, "snapshot")))
 
     def replay(self, journal: Union[str, "os.PathLike[str]"]) -> Status:
         """Installs the mutations (and timers) of a journal written with the same definitions."""
@@ -623,12 +628,12 @@ class Dispatcher(PreparedActions):
 
     def submit_after(self, seconds: float, action: Union[ActionLike], id: Optional[str] = None,
                      keep: bool = False) -> Status:
-        """Submits ``action`` after ``seconds`` (rounded up to whole milliseconds). The
-        action is checked now, up to its payload. An ``id`` names the timer: arming an
+        """Submits ``action`` (as :meth:`submit` takes it) after ``seconds`` (rounded up
+        to whole milliseconds). The action is checked now, up to its payload. An ``id`` names the timer: arming an
         armed id replaces it (debounce), or with ``keep=True`` keeps the armed one
         (throttle). A timer without an id cannot be cancelled."""
         fn = _require(self._lib, "uf_submit_after")
-        return self._finish(fn(self._handle_or_raise(), _json_text(action, "action"),
+        return self._finish(fn(self._handle_or_raise(), _document_text(action, "action"),
                                _milliseconds(seconds, "seconds"), _name(id, "id"), _TIMER_KEEP if keep else 0))
 
     def cancel_timer(self, id: str) -> Status:
