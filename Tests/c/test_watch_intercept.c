@@ -151,8 +151,8 @@ static void an_interceptor_sees_each_action_before_it_applies(void) {
     CHECK_STATUS(uf_send(d, "Download", "a", "finish", NULL), UF_OK);
     CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Lamp\",\"into\":\"On\"}"), UF_OK); /* not seen */
     CHECK_LIST(&it.seen,
-               "1 Download[a] Running {\"kind\":\"initialize\",\"feature\":\"Download\",\"key\":\"a\",\"into\":\"Running\","
-               "\"payload\":{\"progress\":0}}",
+               /* No payload carried: none shown, though the state's default will be stored. */
+               "1 Download[a] Running {\"kind\":\"initialize\",\"feature\":\"Download\",\"key\":\"a\",\"into\":\"Running\"}",
                "6 Download[a] Done {\"kind\":\"send\",\"feature\":\"Download\",\"key\":\"a\",\"event\":\"finish\",\"into\":\"Done\"}");
     /* Restores install what happened: not intercepted. */
     CHECK_STATUS(uf_state_restore(d, "{\"Lamp\":{\"state\":\"Off\",\"payload\":{}}}"), UF_OK);
