@@ -143,7 +143,9 @@ case_ run_journal_path_too_long_for_options run --journal "$(printf '%08150d' 0)
 
 # --- run --clock manual: {"advance_ms": N} fires the timers due; path headers are skipped
 case_ run_manual_clock run --clock manual defs/upload.json timed.jsonl
-case_ run_advance_needs_manual_clock run $defs advance.jsonl
+case_ run_advance_needs_manual_clock run --clock monotonic $defs advance.jsonl
+# Without --clock, a file that advances the clock runs on the manual one.
+case_ run_advance_picks_the_manual_clock run $defs advance.jsonl
 case_ run_unknown_clock run --clock sundial $defs advance.jsonl
 # An advance that fires is not a failure, whatever failed before it (line 1 here,
 # and the registration that added the placeholder for the handler it names).

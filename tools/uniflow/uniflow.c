@@ -5,7 +5,7 @@
  *
  *   uniflow check DEFS...
  *   uniflow graph DEFS... [--feature F]
- *   uniflow run [--journal PATH] [--reporting LEVEL] [--clock manual] DEFS... ACTIONS.jsonl
+ *   uniflow run [--journal PATH] [--reporting LEVEL] [--clock CLOCK] DEFS... ACTIONS.jsonl
  *   uniflow paths DEFS... [--feature F]
  *   uniflow replay DEFS... JOURNAL
  *   uniflow import xstate MACHINE.json [--feature NAME]
@@ -94,7 +94,7 @@ static const char graph_usage[] =
     "Exit status: 0 on success, 1 if a file or the feature is bad, 2 on a usage error.\n";
 
 static const char run_usage[] =
-    "usage: uniflow run [--journal PATH] [--reporting LEVEL] [--clock manual] DEFS... ACTIONS.jsonl\n"
+    "usage: uniflow run [--journal PATH] [--reporting LEVEL] [--clock CLOCK] DEFS... ACTIONS.jsonl\n"
     "\n"
     "Registers the definitions, then submits each non-empty line of ACTIONS.jsonl (one\n"
     "action as JSON per line). Every mutation, including those made by bindings, is\n"
@@ -109,8 +109,10 @@ static const char run_usage[] =
     "                     lines, appended to); replay it with `uniflow replay`\n"
     "  --reporting LEVEL  none (default), short or verbose: the library's reports\n"
     "                     (bindings included) on stderr\n"
-    "  --clock manual     a clock that moves only with advance_ms lines (default:\n"
-    "                     monotonic, where timers fire on the library's thread)\n"
+    "  --clock CLOCK      manual: a clock that moves only with advance_ms lines;\n"
+    "                     monotonic: the real one, where timers fire on the\n"
+    "                     library's thread (default: manual if a line advances\n"
+    "                     the clock, else monotonic)\n"
     "\n"
     "Exit status: 0 if every action was applied, 1 otherwise, 2 on a usage error.\n";
 
@@ -522,6 +524,26 @@ static enum control control_line(const char *line, int manual, uf_dispatcher *d,
     return kind;
 }
 
+/* Whether a line of the actions file is an advance_ms line (of any shape: a
+ * malformed one is reported when its turn comes). Only a file that can be read
+ * twice is looked at; it is left at its start. */
+static int advances_clock(FILE *actions) {
+    if (fseek(actions, 0, SEEK_SET) != 0) return 0;
+    char *line = NULL;
+    size_t capacity = 0;
+    int found = 0;
+    while (!found && getline(&line, &capacity, actions) != -1) {
+        if (strstr(line, "\"advance_ms\"") == NULL) continue;
+        json_t *value = json_loads(line, 0, NULL);
+        found = json_is_object(value) && json_object_get(value, "advance_ms") != NULL;
+        json_decref(value);
+    }
+    free(line);
+    if (fseek(actions, 0, SEEK_SET) != 0) found = 0;
+    clearerr(actions);
+    return found;
+}
+
 static int command_run(const arguments *args) {
     if (args->count < 2) {
         return usage_error("%s", "run needs definition files and an actions file");
@@ -534,6 +556,15 @@ static int command_run(const arguments *args) {
     if (strcmp(clock, "monotonic") != 0 && strcmp(clock, "manual") != 0) {
         return usage_error("unknown clock '%s' (monotonic or manual)", clock);
     }
+    const char *actions_path = args->operands[args->count - 1];
+    FILE *actions = fopen(actions_path, "rb");
+    if (actions == NULL) {
+        fprintf(stderr, "%s: cannot read: %s\n", actions_path, strerror(errno));
+        return 1;
+    }
+    /* A file that advances the clock means the manual one, unless --clock says
+     * otherwise: what `uniflow paths` prints then runs as it is. */
+    if (args->clock == NULL && advances_clock(actions)) clock = "manual";
     int manual = strcmp(clock, "manual") == 0;
     char options[8192];
     int written = snprintf(options, sizeof options, "{\"reporting\": \"%s\", \"clock\": \"%s\"", reporting, clock);
@@ -541,22 +572,18 @@ static int command_run(const arguments *args) {
         char path[sizeof options];
         if (!json_quoted(path, sizeof path, args->journal)) {
             fprintf(stderr, "uniflow run: journal path too long\n");
+            fclose(actions);
             return 1;
         }
         written += snprintf(options + written, sizeof options - (size_t)written, ", \"journal\": %s", path);
     }
     if (written < 0 || (size_t)written + 2 > sizeof options) {
         fprintf(stderr, "uniflow run: journal path too long\n");
+        fclose(actions);
         return 1;
     }
     strcat(options, "}");
 
-    const char *actions_path = args->operands[args->count - 1];
-    FILE *actions = fopen(actions_path, "rb");
-    if (actions == NULL) {
-        fprintf(stderr, "%s: cannot read: %s\n", actions_path, strerror(errno));
-        return 1;
-    }
     uf_dispatcher *d = new_dispatcher(options);
     if (d == NULL) {
         fclose(actions);
