@@ -147,14 +147,13 @@ extension Dispatcher {
         // The model is the committed one now, but a binding's owner the batch began
         // or ended is active only where its mutations fall: counted back from now
         // to before the batch, then forward as each mutation is announced.
-        var alive: [Int32: Int]? = nil
         if !bindings.byOwner.isEmpty {
             var counts: [Int32: Int] = [:]
             for mutation in committed.reversed() {
                 let feature = mutation.record.feature
-                counts[feature] = (counts[feature] ?? self.alive(feature)) - MutationKind.instancesAdded(mutation.record.kind)
+                counts[feature] = (counts[feature] ?? alive(feature)) - MutationKind.instancesAdded(mutation.record.kind)
             }
-            alive = counts
+            bindings.aliveInBatch = counts
         }
         var next = 0
         for i in actions.indices {
@@ -162,9 +161,10 @@ extension Dispatcher {
                 if reportingActive { report(.processed, action: actions[i].header) }
                 for queued in actions[i].extras?.submit ?? [] { queue.append(queued) }
             } else {
+                // Updated in place: a copy per mutation would cost the batch's size each time.
                 let record = committed[next].record
-                alive?[record.feature]! += MutationKind.instancesAdded(record.kind)
-                bindings.aliveInBatch = alive
+                let added = MutationKind.instancesAdded(record.kind)
+                if added != 0 { bindings.aliveInBatch?[record.feature]! += added }
                 announce(committed[next])
                 next += 1
             }
