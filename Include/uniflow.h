@@ -187,8 +187,9 @@ void uf_dispatcher_free(uf_dispatcher *d);
  * {"features": [...]}. All are validated together and registered all or nothing.
  * UF_ESCHEMA names the offending element ("features[1].states.X.fields.y: ..."),
  * UF_EEXISTS a name already registered, UF_ENOTFOUND a model binding that names
- * an unknown feature or state in its filter, or an unregistered handler
- * ("features[0].bindings[2].then.call: unknown handler 'notify'"). */
+ * an unknown feature or state in its filter, an unregistered handler
+ * ("features[0].bindings[2].then.call: unknown handler 'notify'"), or a state
+ * timer's literal action that names an unknown feature or state. */
 int uf_register(uf_dispatcher *d, const char *definitions_json);
 
 /* uf_register with the content of a file; UF_EIO if it cannot be read. */

@@ -207,6 +207,13 @@ import Testing
                 == (UF_ENOTFOUND, "features[0].states.A.after[0].submit[0]: unknown state 'Nowhere' of feature F"))
         #expect(register(#"[{"ms":10,"submit":[{"kind":"transition","feature":"G","into":"B"}]}]"#)
                 == (UF_ENOTFOUND, "features[0].states.A.after[0].submit[0]: unknown feature 'G'"))
+        // A trigger's own list is checked as completely; its actions name their keys.
+        #expect(register(#"[{"ms":10,"submit":[{"kind":"trigger","feature":"F","submit":[{"kind":"transition","feature":"G","into":"B"}]}]}]"#)
+                == (UF_ENOTFOUND, "features[0].states.A.after[0].submit[0]: submit[0]: unknown feature 'G'"))
+        #expect(register(#"[{"ms":10,"submit":[{"kind":"trigger","feature":"F","submit":[{"kind":"transition","feature":"F","into":"Nowhere"}]}]}]"#)
+                == (UF_ENOTFOUND, "features[0].states.A.after[0].submit[0]: submit[0]: unknown state 'Nowhere' of feature F"))
+        #expect(register(#"[{"ms":10,"submit":[{"kind":"trigger","feature":"F","submit":[{"kind":"transition","feature":"F","key":"k","into":"B"}]}]}]"#)
+                == (UF_ESCHEMA, "features[0].states.A.after[0].submit[0]: submit[0]: F is a single feature: an action on it takes no key"))
         // 2^53 itself is the longest delay.
         #expect(register(#"[{"ms":9007199254740992,\#(submit)}]"#).0 == UF_OK)
     }
@@ -412,6 +419,24 @@ import Testing
         #expect(n(h) == counted(7))
         #expect(h.reports[1] == #"{"event":"processed","action":{"kind":"actualize","feature":"Counter","in":"Counting","id":"by-struct","timer":"s"}}"#)
         free(feature); free(state); free(payload); free(UnsafeMutablePointer(mutating: a.id))
+    }
+
+    @Test func dispatchAfterKeepsNoPayloadTheActionDidNotCarry() {
+        // Defaults are filled in when it fires, as for the same action armed as JSON.
+        let h = Harness.manual("", #"{"feature": "Lamp", "states": {"On": {"fields": {"level": {"type": "integer", "default": 3}}}}}"#)
+        var shown: [String] = []
+        h.intercept("Lamp") { a in shown.append(String(cString: uf_intercepted_json(a))); return 0 }
+        var a = uf_action()
+        a.size = UInt32(MemoryLayout<uf_action>.size)
+        a.kind = UF_ACTION_INITIALIZE
+        a.feature = UnsafePointer(strdup("Lamp"))
+        a.into = UnsafePointer(strdup("On"))
+        #expect(uf_dispatch_after(h.d, &a, 5, "struct", 0) == UF_OK)
+        #expect(h.snapshot.contains(#""action":{"kind":"initialize","feature":"Lamp","into":"On"}"#))
+        #expect(h.advance(5) == UF_OK)
+        #expect(shown == [#"{"kind":"initialize","feature":"Lamp","into":"On","timer":"struct"}"#])
+        #expect(h.feature("Lamp") == #"{"state":"On","payload":{"level":3}}"#)
+        free(UnsafeMutablePointer(mutating: a.feature)); free(UnsafeMutablePointer(mutating: a.into))
     }
 
     @Test func dispatchAfterRefusesAViaAndReleasesItsPayloadOnce() {

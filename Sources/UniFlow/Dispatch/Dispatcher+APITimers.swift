@@ -59,7 +59,9 @@ extension Dispatcher {
         try refuseWhileClosing("uf_dispatch_after")
         let action = try resolve(try DecodedAction(a), hasVia: false)
         var object = actionDescription(action.header)
-        if let payload = action.payload { object["payload"] = .object(payload) }
+        // The payload it carried, not the defaults it would be given: they are filled
+        // in when it fires, as for an action armed as JSON.
+        if action.header.carriesPayload, let payload = action.payload { object["payload"] = .object(payload) }
         try armAPITimer(action: JSONValue.object(object).jsonText, delay: delay, id: id, keep: keep)
     }
 

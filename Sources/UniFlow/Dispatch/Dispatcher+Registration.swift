@@ -80,7 +80,13 @@ extension Dispatcher {
     /// definitions and those being registered.
     private func checkLiteralTemplate(_ template: JSONValue, owner: FeatureDefinition, keyedOwner: Bool,
                                       parsed: [FeatureDefinition]) throws(UniFlowError) {
-        let request = try ActionRequest.decode(template)
+        try checkLiteralAction(try ActionRequest.decode(template), owner: owner, keyedOwner: keyedOwner, parsed: parsed)
+    }
+
+    /// Checks a decoded template action, and a trigger's `submit` list in it (whose
+    /// actions name their key: only the template itself takes the timer's instance).
+    private func checkLiteralAction(_ request: ActionRequest, owner: FeatureDefinition, keyedOwner: Bool,
+                                    parsed: [FeatureDefinition]) throws(UniFlowError) {
         let definition: FeatureDefinition
         if let index = featureIndex(named: request.feature) {
             definition = definitions[Int(index)]
@@ -106,6 +112,13 @@ extension Dispatcher {
         _ = try state(request.from)
         if let into = try state(request.into), request.kind.entersState {
             _ = try into.checkPayload(request.payload, feature: definition.name)
+        }
+        for (i, queued) in request.submit.enumerated() {
+            do throws(UniFlowError) {
+                try checkLiteralAction(queued, owner: owner, keyedOwner: false, parsed: parsed)
+            } catch {
+                throw error.prefixed("submit[\(i)]")
+            }
         }
     }
 
