@@ -255,6 +255,10 @@ def test_a_str_that_is_not_json_text_is_a_path_for_every_document(d: uniflow.Dis
     assert directory.value.message == f"cannot read '{tmp_path}': Is a directory"
     with pytest.raises(uniflow.FileError):
         d.submit_after(1, "not json at all")
+    for call in (d.submit, d.batch, d.restore, lambda path: d.submit_after(1, path)):
+        with pytest.raises(uniflow.InvalidArgument) as nul:
+            call("a\0.json")
+        assert nul.value.message == "path contains a NUL character"
     assert d.state == {"Toggle": {"state": "Off", "payload": {}}} and d.timers() == []
 
 

@@ -56,6 +56,7 @@ def document_text(value: Any, what: str) -> bytes:
     text, any other ``str`` (or a path-like) is a path whose file holds it; bytes are
     JSON text, a dict or list is serialized."""
     if isinstance(value, os.PathLike) or (isinstance(value, str) and not value.lstrip().startswith(("{", "["))):
+        c_text(os.fsencode(value), "path")  # a NUL is InvalidArgument, as register's path
         try:
             with open(value, "rb") as file:
                 raw = file.read()
