@@ -116,6 +116,7 @@ class Mutation:
 
     def _read_locked(self, name: str, cache: Dict[str, Any]) -> Any:
         ptr = self._ptr
+        value: Any
         if ptr is not None and "record" not in cache:
             if name == "kind":
                 value = MutationKind(_C.uf_mutation_kind_of(ptr))

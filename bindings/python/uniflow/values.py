@@ -67,7 +67,7 @@ class _SpelledKind(IntEnum):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
             return self.name.lower() == other
-        return int.__eq__(self, other)  # type: ignore[no-any-return]
+        return int.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
