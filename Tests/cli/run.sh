@@ -146,6 +146,9 @@ case_ run_manual_clock run --clock manual defs/upload.json timed.jsonl
 case_ run_advance_needs_manual_clock run --clock monotonic $defs advance.jsonl
 # Without --clock, a file that advances the clock runs on the manual one.
 case_ run_advance_picks_the_manual_clock run $defs advance.jsonl
+# So does a path uniflow paths printed: Z.Heating's 0 ms timer waits for a step
+# (on the real clock it would fire on the library's thread while the path runs).
+case_ run_a_path_picks_the_manual_clock run defs/zero_timer.json heating_path.jsonl
 case_ run_unknown_clock run --clock sundial $defs advance.jsonl
 # An advance that fires is not a failure, whatever failed before it (line 1 here,
 # and the registration that added the placeholder for the handler it names).

@@ -102,7 +102,8 @@ static const char run_usage[] =
     "  ACTIONS.jsonl:LINE: UF_REJECTED: message\n"
     "and the following lines are still submitted. A line {\"advance_ms\": N} moves a\n"
     "manual clock on by N ms, firing the timers due (their mutations are printed like\n"
-    "the others); a line {\"path\": ...} (a header `uniflow paths` prints) is skipped.\n"
+    "the others); a line {\"path\": ...} (a header `uniflow paths` prints) starts the\n"
+    "next path from an empty model.\n"
     "\n"
     "options:\n"
     "  --journal PATH     journal every registration and mutation to PATH (JSON\n"
@@ -112,7 +113,7 @@ static const char run_usage[] =
     "  --clock CLOCK      manual: a clock that moves only with advance_ms lines;\n"
     "                     monotonic: the real one, where timers fire on the\n"
     "                     library's thread (default: manual if a line advances\n"
-    "                     the clock, else monotonic)\n"
+    "                     the clock or heads a path, else monotonic)\n"
     "\n"
     "Exit status: 0 if every action was applied, 1 otherwise, 2 on a usage error.\n";
 
@@ -491,17 +492,36 @@ static int is_blank(const char *line) {
 }
 
 /* What a line of an actions file is, besides an action. */
-enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCED, LINE_BAD };
+enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCE, LINE_ADVANCED, LINE_BAD };
 
-/* {"advance_ms": N} advances a manual clock (LINE_ADVANCED, *advanced is what
- * uf_clock_advance returned); {"path": ...} heads a path `uniflow paths` printed
- * (LINE_PATH); anything else is an action for the library to judge (LINE_ACTION). */
-static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem,
-                                 int *advanced) {
+/* {"advance_ms": ...} is an advance line (LINE_ADVANCE, of any shape: a malformed
+ * one is refused when its turn comes), {"path": "..."} heads a path `uniflow paths`
+ * printed (LINE_PATH), anything else is an action for the library to judge
+ * (LINE_ACTION). `*parsed` is the line's JSON for the first two, else NULL. */
+static enum control line_kind(const char *line, json_t **parsed) {
+    *parsed = NULL;
     if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL) return LINE_ACTION;
     json_t *value = json_loads(line, 0, NULL);
     enum control kind = LINE_ACTION;
     if (json_is_object(value) && json_object_get(value, "advance_ms") != NULL) {
+        kind = LINE_ADVANCE;
+    } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
+               && json_object_get(value, "kind") == NULL) {
+        kind = LINE_PATH;
+    }
+    if (kind == LINE_ACTION) json_decref(value);
+    else *parsed = value;
+    return kind;
+}
+
+/* A line's kind, an advance line done: {"advance_ms": N} advances a manual clock
+ * (LINE_ADVANCED, *advanced is what uf_clock_advance returned) or is LINE_BAD,
+ * with *problem saying why. */
+static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem,
+                                 int *advanced) {
+    json_t *value;
+    enum control kind = line_kind(line, &value);
+    if (kind == LINE_ADVANCE) {
         json_t *ms = json_object_get(value, "advance_ms");
         if (json_object_size(value) != 1) {
             *problem = "an advance_ms line has no other member";
@@ -516,26 +536,23 @@ static enum control control_line(const char *line, int manual, uf_dispatcher *d,
             *advanced = uf_clock_advance(d, (uint64_t)json_integer_value(ms));
             kind = LINE_ADVANCED;
         }
-    } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
-               && json_object_get(value, "kind") == NULL) {
-        kind = LINE_PATH;
     }
     json_decref(value);
     return kind;
 }
 
-/* Whether a line of the actions file is an advance_ms line (of any shape: a
- * malformed one is reported when its turn comes). Only a file that can be read
- * twice is looked at; it is left at its start. */
-static int advances_clock(FILE *actions) {
+/* Whether the actions file is one for the manual clock: a line advances it, or it
+ * holds paths `uniflow paths` printed (whose timers must wait for their steps, not
+ * fire on the real clock while a path runs). Only a file that can be read twice is
+ * looked at; it is left at its start. */
+static int wants_manual_clock(FILE *actions) {
     if (fseek(actions, 0, SEEK_SET) != 0) return 0;
     char *line = NULL;
     size_t capacity = 0;
     int found = 0;
     while (!found && getline(&line, &capacity, actions) != -1) {
-        if (strstr(line, "\"advance_ms\"") == NULL) continue;
-        json_t *value = json_loads(line, 0, NULL);
-        found = json_is_object(value) && json_object_get(value, "advance_ms") != NULL;
+        json_t *value;
+        found = line_kind(line, &value) != LINE_ACTION;
         json_decref(value);
     }
     free(line);
@@ -562,9 +579,8 @@ static int command_run(const arguments *args) {
         fprintf(stderr, "%s: cannot read: %s\n", actions_path, strerror(errno));
         return 1;
     }
-    /* A file that advances the clock means the manual one, unless --clock says
-     * otherwise: what `uniflow paths` prints then runs as it is. */
-    if (args->clock == NULL && advances_clock(actions)) clock = "manual";
+    /* Unless --clock says otherwise: what `uniflow paths` prints runs as it is. */
+    if (args->clock == NULL && wants_manual_clock(actions)) clock = "manual";
     int manual = strcmp(clock, "manual") == 0;
     char options[8192];
     int written = snprintf(options, sizeof options, "{\"reporting\": \"%s\", \"clock\": \"%s\"", reporting, clock);
