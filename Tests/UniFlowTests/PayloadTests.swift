@@ -121,7 +121,8 @@ private func expectRefused(_ state: String, _ payload: String?, _ message: Strin
         let state = Self.wide(count)
         let given = (0..<count).filter { $0 % 10 != 0 && $0 % 4 != 1 }
         let text = Self.wideText(reversed ? given.reversed() : given)
-        let stored = try state.checkPayload(try #require(try JSONParser.parse(text).objectValue), feature: "F")
+        let payload = try #require(try JSONParser.parse(text).objectValue)
+        let stored = try state.checkPayload(payload, feature: "F")
         let expected = (0..<count).filter { $0 % 4 != 1 }.map { i -> String in
             i % 10 == 0 ? #""f\#(i)":\#(-i)"# : i % 2 == 0 ? #""f\#(i)":\#(i)"# : #""f\#(i)":"s\#(i)""#
         }
@@ -133,16 +134,16 @@ private func expectRefused(_ state: String, _ payload: String?, _ message: Strin
         // f2 (required) missing, f4 of the wrong type, two unknown keys: the first unknown one wins.
         let text = #"{"f4": "x", "g1": 1, "f6": 6, "g0": 0}"#
         #expect(throws: UniFlowError(.schema, "F.W.g1: unknown field")) {
-            try state.checkPayload(try #require(try JSONParser.parse(text).objectValue), feature: "F")
+            try state.checkPayload(try JSONParser.parse(text).objectValue, feature: "F")
         }
         let known = Self.wideText((0..<100).filter { $0 % 10 != 0 && $0 != 2 })
         #expect(throws: UniFlowError(.schema, "F.W.f2: required field missing")) {
-            try state.checkPayload(try #require(try JSONParser.parse(known).objectValue), feature: "F")
+            try state.checkPayload(try JSONParser.parse(known).objectValue, feature: "F")
         }
         // Then field by field in declaration order: f2 of the wrong type before f4 missing.
         let wrongThenMissing = #"{"f2": "x", "f6": 6}"#
         #expect(throws: UniFlowError(.schema, "F.W.f2: expected integer, got string")) {
-            try state.checkPayload(try #require(try JSONParser.parse(wrongThenMissing).objectValue), feature: "F")
+            try state.checkPayload(try JSONParser.parse(wrongThenMissing).objectValue, feature: "F")
         }
     }
 }
