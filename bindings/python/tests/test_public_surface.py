@@ -107,3 +107,9 @@ def test_the_package_type_checks_strictly() -> None:
     result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir=/dev/null", "uniflow"],
                             cwd=PYTHON_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_status_prints_as_its_number_on_every_python() -> None:
+    # As IntEnum does from Python 3.11 on; the guide's examples print it so.
+    assert str(uniflow.OK) == "0" and str(uniflow.Status.ESCHEMA) == "-4"
+    assert f"{uniflow.QUEUED}" == "1" and repr(uniflow.OK) == "<Status.OK: 0>"

@@ -92,6 +92,10 @@ def test_seconds_are_rounded_up_to_whole_milliseconds() -> None:
     with manual() as d:
         d.submit_after(0.0001, {"kind": "initialize", "feature": "Lamp", "into": "On"}, id="t")
         assert d.timers()[0]["ms"] == 1
+        # However small, a delay is never 0; 1.5 ms is 2, and 0 stays 0.
+        for seconds, ms in ((1e-12, 1), (5e-324, 1), (0.0015, 2), (0.001, 1), (0.0, 0)):
+            d.submit_after(seconds, {"kind": "initialize", "feature": "Lamp", "into": "On"}, id="t")
+            assert d.timers()[0]["ms"] == ms, seconds
 
 
 def test_a_cancelled_timer_never_fires() -> None:

@@ -112,6 +112,8 @@ def _milliseconds(seconds: float, what: str) -> int:
         raise InvalidArgument(f"{what} must be a number of seconds >= 0, got {seconds!r}")
     # An int exactly (it may be too large for a float), a float rounded up.
     ms = seconds * 1000 if isinstance(seconds, int) else int(math.ceil(seconds * 1000 - 1e-9))
+    if ms == 0 and seconds > 0:
+        ms = 1  # any delay at all is at least the next millisecond
     if ms > 2**53:
         raise InvalidArgument(f"{what} is {seconds!r}, more than 2^53 ms")
     return ms

@@ -44,6 +44,10 @@ class Status(IntEnum):
     #: package then waits with ``uf_dispatch``; it never raises for it).
     EBUSY = -12
 
+    def __str__(self) -> str:
+        # The number, as IntEnum prints from Python 3.11 on (before: "Status.OK").
+        return str(int(self))
+
 
 class UniflowError(Exception):
     """Base of every error the library reports.
