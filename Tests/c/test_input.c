@@ -405,6 +405,12 @@ static void a_wrong_struct_size_is_invalid(void) {
     CHECK_STATUS(uf_dispatch(d, a), UF_EINVAL);
     CHECK(via_runs == 0);
     CHECK(freed == 1);
+    /* So is one of a size between versions that holds the via fields (they end
+     * where `key`, the second version's first field, begins). */
+    a->size = (unsigned)offsetof(uf_action, key) + 4;
+    CHECK_STATUS(uf_dispatch(d, a), UF_EINVAL);
+    CHECK(via_runs == 0);
+    CHECK(freed == 2);
 
     /* Unknown kinds and fields that do not fit the kind. */
     a->size = sizeof(uf_action);

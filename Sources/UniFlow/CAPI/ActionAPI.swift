@@ -70,10 +70,10 @@ func withWholeAction(_ action: UnsafePointer<uf_action>, _ function: StaticStrin
     let size = Int(action.pointee.size)
     let versions = [releasedActionSize, MemoryLayout<uf_action>.offset(of: \.event)!, MemoryLayout<uf_action>.size]
     guard versions.contains(size) else {
-        // A larger struct from a newer caller still has the via fields where this
-        // header puts them: release its payload, as promised whatever the outcome.
-        // A smaller one ends before them, so there is nothing of ours to release.
-        if size > MemoryLayout<uf_action>.size { releaseVia(of: action) }
+        // Any struct that reaches past the via fields (they end the first version)
+        // has them where this header puts them: release its payload, as promised
+        // whatever the outcome. A smaller one cannot be trusted to hold them.
+        if size >= releasedActionSize { releaseVia(of: action) }
         return fail(UniFlowError(.invalidArgument, "\(function): action->size is \(size), expected \(MemoryLayout<uf_action>.size) (sizeof(uf_action))"))
     }
     var whole = uf_action()
@@ -83,8 +83,10 @@ func withWholeAction(_ action: UnsafePointer<uf_action>, _ function: StaticStrin
 }
 
 private func releaseVia(of action: UnsafePointer<uf_action>) {
-    let a = action.pointee
-    if a.via != nil { a.via_payload_free?(a.via_payload) }
+    // Field by field: a caller's struct of a size between versions is shorter than
+    // this library's, and only its via fields may be read.
+    guard action.pointer(to: \.via)!.pointee != nil, let release = action.pointer(to: \.via_payload_free)!.pointee else { return }
+    release(action.pointer(to: \.via_payload)!.pointee)
 }
 
 @c @implementation
