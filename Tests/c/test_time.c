@@ -562,6 +562,11 @@ static void a_full_disk_changes_no_timer(void) {
 #define UNIFLOW_UNDER_TSAN 1
 #endif
 #endif
+/* Keeps a timer_rejected report's text. */
+static void keep_timer_rejected(const char *report_json, void *payload) {
+    if (strstr(report_json, "\"timer_rejected\"") != NULL) snprintf(payload, 512, "%s", report_json);
+}
+
 static void a_timer_thread_that_cannot_start_arms_no_timer(void) {
 #ifndef UNIFLOW_UNDER_TSAN
     pid_t child = fork();
@@ -587,8 +592,17 @@ static void a_timer_thread_that_cannot_start_arms_no_timer(void) {
         int unchanged = uf_state_get(d, &model) == UF_OK && strcmp(model, "{}") == 0;
         uf_free(timers);
         uf_free(model);
+        /* A state timer an action arms is armed, and reported by its id. */
+        char rejected[512] = "";
+        int reporting = uf_set_reporter(d, keep_timer_rejected, rejected, NULL) == UF_OK
+                        && uf_register(d, "{\"feature\":\"Oven\",\"states\":{\"Hot\":{\"after\":[{\"ms\":60000,"
+                                          "\"submit\":[{\"kind\":\"deinitialize\",\"feature\":\"Oven\"}]}]}}}") == UF_OK
+                        && uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"Oven\",\"into\":\"Hot\"}") == UF_OK;
+        int named = strstr(rejected, "\"status\":\"UF_ENOMEM\"") != NULL
+                    && strstr(rejected, "\"timer\":\"Oven.Hot.after[0]\"") != NULL;
         uf_dispatcher_free(d);
-        _exit(status == UF_ENOMEM && said && restored == UF_ENOMEM && said_again && none && unchanged ? 0 : 1);
+        _exit(status == UF_ENOMEM && said && restored == UF_ENOMEM && said_again && none && unchanged
+              && reporting && named ? 0 : 1);
     }
     int status = 0;
     REQUIRE(waitpid(child, &status, 0) == child);

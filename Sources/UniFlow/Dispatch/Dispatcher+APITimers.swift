@@ -97,7 +97,7 @@ extension Dispatcher {
             if let id, let replaced { cancelAPITimer(replaced, id: id) }
             if let id { time.apiIDs[id] = index }
             batch?.undo.append(.apiArmed(index, id: id))
-            noteArmed(due)
+            noteArmed(due, timer: index)
         } catch {
             free(actionText)
             free(idText)

@@ -278,7 +278,7 @@ extension Dispatcher {
             throw Memory.outOfMemory("a timer")
         }
         if let id { time.apiIDs[id] = index }
-        noteArmed(deadline)
+        noteArmed(deadline, timer: index)
     }
 }
 

@@ -127,7 +127,7 @@ extension Dispatcher {
         }
         setTimerField(place, parked)
         if batch != nil { batch!.undo.append(.timerArmed(parked, place: place)) }
-        noteArmed(due)
+        noteArmed(due, timer: parked)
     }
 
     /// Arms every timer of a state at a place from now, each last in arm order,
@@ -173,7 +173,7 @@ extension Dispatcher {
             return head
         }
         if batch != nil { batch!.undo.append(.timerArmed(index, place: place)) }
-        noteArmed(due)
+        noteArmed(due, timer: index)
         return index
     }
 

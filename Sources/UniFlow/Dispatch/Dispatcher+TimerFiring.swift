@@ -15,14 +15,14 @@ extension Dispatcher {
     /// Someone must know of a new deadline: the timer thread (started on the
     /// first timer), or the host's loop.
     @inline(__always)
-    func noteArmed(_ deadline: UInt64) {
+    func noteArmed(_ deadline: UInt64, timer index: Int32) {
         guard time.clock.kind == .monotonic else { return }
         if options.timers == .thread {
             if let thread = time.thread {
                 if let waiting = thread.waitingUntil, waiting <= deadline { return }
                 thread.wake()
             } else {
-                startTimerThread()
+                startTimerThread(for: index)
             }
         } else if loop.descriptor != nil {
             loop.dirty = true
@@ -224,13 +224,19 @@ extension Dispatcher {
 
     // MARK: The timer thread
 
-    /// Starts the library's timer thread (the first timer armed). A state timer
-    /// armed when it cannot start is reported; the next timer armed tries again.
-    private func startTimerThread() {
+    /// Starts the library's timer thread for the first timer armed. A state timer
+    /// armed when it cannot start is reported, by its id; the next timer armed
+    /// tries again.
+    @inline(never)
+    private func startTimerThread(for index: Int32) {
         do throws(UniFlowError) {
             try startTimerThreadIfNeeded()
         } catch {
-            report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: nil, aboutTimer: true))
+            guard reportingActive else { return }
+            func rejected(_ id: UnsafePointer<CChar>?) {
+                report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: id, aboutTimer: true))
+            }
+            if let id = timerID(index) { id.withCString(rejected) } else { rejected(nil) }
         }
     }
 
