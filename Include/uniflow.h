@@ -167,7 +167,8 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     clock and may be off by about a tick (docs/time.md)
  *   "deferred_limit": integer >= 1 (default 100000) — deliveries that may wait for
  *                     uf_loop_run(); past it the oldest is dropped and reported
- * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON.
+ * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON (and
+ * text nested deeper than 256 levels UF_ESCHEMA, as everywhere).
  * out must not be NULL; *out is set to NULL on failure. */
 int uf_dispatcher_new(uf_dispatcher **out, const char *options_json);
 
@@ -523,8 +524,8 @@ int uf_state_restore(uf_dispatcher *d, const char *model_json);
  * times, by their on_restore. A torn last line (no newline: the writer crashed) is skipped
  * and reported as a `dropped` report without an action; any other bad line, or a
  * journal of other definitions, fails the call (UF_ESCHEMA/UF_EJSON naming the
- * line) and changes nothing. UF_EIO if it cannot be read; UF_EMISUSE inside a
- * callback. */
+ * line, UF_ENOTFOUND for a name the definitions do not have) and changes nothing.
+ * UF_EIO if it cannot be read; UF_EMISUSE inside a callback. */
 int uf_replay_file(uf_dispatcher *d, const char *journal_path);
 
 /* The model and the armed timers:

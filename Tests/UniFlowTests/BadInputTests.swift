@@ -96,6 +96,11 @@ import Testing
         #expect(uf_dispatcher_new(&d, #"{"colour":true}"#) == UF_EINVAL)
         #expect(String(cString: uf_last_error()) == "unknown option 'colour'")
         #expect(uf_dispatcher_new(&d, "{") == UF_EJSON)
+        // Read as every JSON text is: too deep is UF_ESCHEMA, before any option is looked at.
+        let deep = #"{"colour":"# + String(repeating: "[", count: 300) + String(repeating: "]", count: 300) + "}"
+        #expect(uf_dispatcher_new(&d, deep) == UF_ESCHEMA)
+        #expect(String(cString: uf_last_error()) == "input is nested deeper than 256 levels")
+        #expect(d == nil)
         #expect(uf_dispatcher_new(&d, #"{"reporting":"short","max_cascade":5,"report_skipped":true}"#) == UF_OK)
         uf_dispatcher_free(d)
     }

@@ -10,12 +10,9 @@ public func uf_dispatcher_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ op
     do throws(UniFlowError) {
         var options = DispatcherOptions()
         if let options_json {
-            do throws(UniFlowError) {
-                options = try DispatcherOptions(json: try JSONParser.parse(options_json))
-            } catch {
-                // Any options problem other than unreadable JSON is a bad argument.
-                throw error.status == .invalidJSON ? error : UniFlowError(.invalidArgument, error.message)
-            }
+            // The text is read as every JSON text is (UF_EJSON, or UF_ESCHEMA past the
+            // depth limit); an option that does not fit is a bad argument (UF_EINVAL).
+            options = try DispatcherOptions(json: try JSONParser.parse(options_json))
         }
         out.pointee = OpaquePointer(Unmanaged.passRetained(try Dispatcher(options: options)).toOpaque())
         return Status.ok.rawValue
