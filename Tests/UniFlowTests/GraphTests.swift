@@ -6,7 +6,7 @@ import Testing
 /// `uf_graph_dot` (docs/cli.md, "graph"): features as Graphviz DOT, driven through the C API.
 @Suite struct Graphs {
     static let toggle = """
-    {"feature": "Toggle", "description": "A \\"switch\\"", "states": {"Off": {}, "On": {"fields": {"level": {"type": "integer", "default": 1}}}},
+    {"feature": "Toggle", "description": "A \\"switch\\"", "states": {"Off": {}, "On": {"fields": {"level": {"type": "integer", "default": 1, "description": "brightness"}}}},
      "initial": ["Off"], "transitions": {"Off": ["On"], "On": ["Off", "On"]}}
     """
 
@@ -47,7 +47,7 @@ import Testing
             tooltip="A \\"switch\\"";
             "Toggle#entry" [shape=point, width=0.1, label=""];
             "Toggle.Off" [label="Off", peripheries=2];
-            "Toggle.On" [label="On", tooltip="level: integer = 1"];
+            "Toggle.On" [label="On", tooltip="level: integer = 1 (brightness)"];
             "Toggle#entry" -> "Toggle.Off";
             "Toggle.Off" -> "Toggle.On";
             "Toggle.On" -> "Toggle.Off";

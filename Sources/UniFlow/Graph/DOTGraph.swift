@@ -239,6 +239,7 @@ struct DOTGraph {
             var line = "\(field.name): \(field.type.rawValue)"
             if field.optional { line += "?" }
             if let value = field.defaultValue { line += " = \(value.jsonText)" }
+            if let description = field.description { line += " (\(description))" }
             lines.append(line)
         }
         return lines.isEmpty ? nil : lines.joined(separator: "\n")
