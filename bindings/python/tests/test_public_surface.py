@@ -113,3 +113,4 @@ def test_a_status_prints_as_its_number_on_every_python() -> None:
     # As IntEnum does from Python 3.11 on; the guide's examples print it so.
     assert str(uniflow.OK) == "0" and str(uniflow.Status.ESCHEMA) == "-4"
     assert f"{uniflow.QUEUED}" == "1" and repr(uniflow.OK) == "<Status.OK: 0>"
+    assert f"{uniflow.Status.REJECTED:d}|{uniflow.Status.ESCHEMA:03}|{uniflow.QUEUED:x}|{uniflow.OK:.1f}" == "-1|-04|1|0.0"

@@ -48,6 +48,11 @@ class Status(IntEnum):
         # The number, as IntEnum prints from Python 3.11 on (before: "Status.OK").
         return str(int(self))
 
+    def __format__(self, spec: str) -> str:
+        # Before 3.11, Enum formats a member whose __str__ is overridden as that
+        # string, which refuses numeric specs ("d", "x", "03"): format the number.
+        return format(int(self), spec)
+
 
 class UniflowError(Exception):
     """Base of every error the library reports.
