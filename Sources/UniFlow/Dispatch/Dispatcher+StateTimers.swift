@@ -122,7 +122,7 @@ extension Dispatcher {
             try time.store.rearm(parked, deadline: due, spec)
         } catch {
             setTimerHead(place, -1)
-            timerNotArmed()
+            timerNotArmed(after: 0, of: state, at: place)
             return
         }
         setTimerField(place, parked)
@@ -169,7 +169,7 @@ extension Dispatcher {
         guard let index = try? time.store.armState(deadline: due, hot.timerSpecs[s], at: place, state: state,
                                                    after: Int32(truncatingIfNeeded: s &- specs.lowerBound),
                                                    next: head, serial: serial) else {
-            timerNotArmed()
+            timerNotArmed(after: Int32(truncatingIfNeeded: s &- specs.lowerBound), of: state, at: place)
             return head
         }
         if batch != nil { batch!.undo.append(.timerArmed(index, place: place)) }
@@ -177,11 +177,14 @@ extension Dispatcher {
         return index
     }
 
-    /// A state timer that could not be armed (no memory for the tables): reported.
+    /// A state timer that could not be armed (no memory for the tables): reported
+    /// by its id.
     @inline(never)
-    private func timerNotArmed() {
+    private func timerNotArmed(after: Int32, of state: Int32, at place: Place) {
         guard reportingActive else { return }
-        report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(aboutTimer: true))
+        stateTimerID(after: after, of: state, at: place).withCString { id in
+            report(.timerRejected, action: nil, failure: Memory.outOfMemory("a timer"), details: ReportDetails(timer: id, aboutTimer: true))
+        }
     }
 
     /// Where a state's timer specs are in `hot.timerSpecs`.
@@ -366,9 +369,13 @@ extension Dispatcher {
     func timerID(_ index: Int32) -> String? {
         let record = time.store.records[Int(index)]
         guard record.isState else { return record.id.map { String(cString: $0) } }
-        let place = Place(feature: record.feature, instance: record.instance)
-        var name = featureName(record.feature)
+        return stateTimerID(after: record.after, of: record.state, at: Place(feature: record.feature, instance: record.instance))
+    }
+
+    /// A state timer's id: `Feature.State.after[i]`, `Feature[key].State.after[i]`.
+    func stateTimerID(after: Int32, of state: Int32, at place: Place) -> String {
+        var name = featureName(place.feature)
         if let key = key(at: place) { name += "[\(String(cString: key))]" }
-        return "\(name).\(stateName(record.state, feature: record.feature)).after[\(record.after)]"
+        return "\(name).\(stateName(state, feature: place.feature)).after[\(after)]"
     }
 }
