@@ -562,10 +562,12 @@ static void a_full_disk_changes_no_timer(void) {
 #define UNIFLOW_UNDER_TSAN 1
 #endif
 #endif
+#ifndef UNIFLOW_UNDER_TSAN
 /* Keeps a timer_rejected report's text. */
 static void keep_timer_rejected(const char *report_json, void *payload) {
     if (strstr(report_json, "\"timer_rejected\"") != NULL) snprintf(payload, 512, "%s", report_json);
 }
+#endif
 
 static void a_timer_thread_that_cannot_start_arms_no_timer(void) {
 #ifndef UNIFLOW_UNDER_TSAN
