@@ -657,6 +657,13 @@ int main(void) {
             return 1;
         }
     }
+    /* And a deferred subscription to every mutation: the workers' own come and go,
+     * and on a slow run (valgrind) none of them may live long enough to be delivered. */
+    tracked *every = new_tracked(K_DEFERRED_SUB, 0);
+    if (uf_subscribe_deferred(d, deferred_filters[0], on_deferred, every, release_tracked, NULL) != UF_OK) {
+        fprintf(stderr, "stress_features: setup failed: %s\n", uf_last_error());
+        return 1;
+    }
 
     deadline = now() + seconds;
     pthread_t ids[MAX_THREADS + 1];
