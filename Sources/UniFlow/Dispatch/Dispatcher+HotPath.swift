@@ -154,7 +154,7 @@ extension Dispatcher {
         guard (slot.pointee.bindingKinds | hot.anyBindingKinds) & mutationKind.bit == 0 else { return nil }
 
         // The precondition holds: interceptors, then apply, then notify.
-        cascade.processed += 1
+        cascade.processed &+= 1
         let action = HotAction(action: pointer, kind: kind, feature: feature, from: from, into: into, event: event)
         if slot.pointee.intercepted || hot.interceptingAll {
             if let failure = intercept(hot: action, current: current) { return fail(failure) }

@@ -231,7 +231,7 @@ final class Dispatcher {
 
     @inline(__always)
     func stateSlot(_ state: Int32, of feature: FeatureSlot) -> StateSlot {
-        hot.states[Int(feature.stateBase + state)]
+        hot.states[Int(feature.stateBase) &+ Int(state)]
     }
 }
 
