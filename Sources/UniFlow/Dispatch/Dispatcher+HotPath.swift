@@ -75,7 +75,7 @@ extension Dispatcher {
         let a = pointer
         let kind = Kind.kind
         guard let featureName = a.pointee.feature, a.pointee.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }
-        let feature = hot.findFeature(featureName)
+        let feature = hotFeature(featureName)
         guard feature >= 0 else { return nil }
         let slot = hot.features.pointer(Int(feature))
 
@@ -109,7 +109,7 @@ extension Dispatcher {
         var actualizes = false
         if kind == .send {
             guard let name = a.pointee.event, a.pointee.from == nil, a.pointee.into == nil, a.pointee.same == 0, current >= 0 else { return nil }
-            event = hot.findEvent(name, of: feature)
+            event = hotEvent(name, of: feature)
             guard let target = firstTarget(event, feature: slot.pointee, current: current) else { return nil }
             into = target.into
             actualizes = target.actualize && target.into == current
@@ -117,12 +117,12 @@ extension Dispatcher {
             guard a.pointee.event == nil else { return nil }
             if let name = a.pointee.from {
                 if kind == .initialize { return nil }
-                from = hot.findState(name, of: feature)
+                from = hotState(name, of: feature)
                 guard from >= 0 else { return nil }
             }
             if let name = a.pointee.into {
                 if kind == .deinitialize { return nil }
-                into = hot.findState(name, of: feature)
+                into = hotState(name, of: feature)
                 guard into >= 0 else { return nil }
             } else if kind != .deinitialize {
                 return nil
@@ -185,6 +185,45 @@ extension Dispatcher {
         deliver(&record, instanceList: instanceList, subscribedBefore: registrations.nextID)
         scratch.delivery.resetHot()
         return Status.ok.rawValue
+    }
+
+    // Names the caller passed before are recalled inline; the rest is a call to
+    // a method of the dispatcher, not of the name table: a method's receiver
+    // travels in one register, and a call with another receiver (even on a
+    // branch never taken) made the compiler keep the dispatcher on the stack
+    // for the whole hot path.
+    @inline(__always)
+    private func hotFeature(_ name: UnsafePointer<CChar>) -> Int32 {
+        let known = hot.names.recall(name, scope: -1)
+        return known >= 0 ? known : featureNotRecalled(name)
+    }
+
+    @inline(never)
+    private func featureNotRecalled(_ name: UnsafePointer<CChar>) -> Int32 {
+        hot.findFeature(name)
+    }
+
+    @inline(__always)
+    private func hotState(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+        // Both ways of finding a state remember it in the feature's scope.
+        let known = hot.names.recall(name, scope: feature)
+        return known >= 0 ? known : stateNotRecalled(name, of: feature)
+    }
+
+    @inline(never)
+    private func stateNotRecalled(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+        hot.findState(name, of: feature)
+    }
+
+    @inline(__always)
+    private func hotEvent(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+        let known = hot.names.recall(name, scope: HotStorage.eventScope(feature))
+        return known >= 0 ? known : eventNotRecalled(name, of: feature)
+    }
+
+    @inline(never)
+    private func eventNotRecalled(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+        hot.findEvent(name, of: feature)
     }
 
     /// A send's first target, when it is one the hot path can take: unguarded or
