@@ -324,14 +324,26 @@ struct HotStorage {
         names.find(name, scope: -1)
     }
 
-    /// The state of `feature` with that name, or -1.
+    /// The state of `feature` with that name, or -1. `mutating` although it only
+    /// fills the pointer cache (through its pointer): the miss path, out of line,
+    /// then gets the storage by address, where a non-mutating call copied the
+    /// whole struct, or loaded the fields it passed (and spilled them) on every
+    /// dispatch, hit or not.
     @inline(__always)
-    func findState(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+    mutating func findState(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
+        // The pointer cache first: it answers for a feature of any size (both kinds
+        // remember in the feature's scope), so a hit reads nothing of the feature.
+        let known = names.recall(name, scope: feature)
+        if known >= 0 { return known }
+        return findStateUncached(name, of: feature)
+    }
+
+    /// `findState` when the pointer cache does not know the name.
+    @inline(never)
+    private mutating func findStateUncached(_ name: UnsafePointer<CChar>, of feature: Int32) -> Int32 {
         let slot = features.pointer(Int(feature))
         let count = Int(slot.pointee.stateCount)
         guard count <= HotStorage.scannedStates else { return names.find(name, scope: feature) }
-        let known = names.recall(name, scope: feature)
-        if known >= 0 { return known }
         let base = Int(slot.pointee.stateBase)
         for s in 0..<count {
             let registered = states[base + s].name.pointer

@@ -17,24 +17,61 @@ struct NameTable {
 
     /// A name recently found through a caller's pointer. Hosts pass the same
     /// pointers again and again (string literals, prepared `uf_action`s), so the
-    /// pointer finds the entry and `strcmp` against the registered name confirms
-    /// it: the caller's bytes are still what they were. That costs less than
-    /// hashing the name.
+    /// pointer finds the entry and comparing the caller's bytes with the
+    /// registered name confirms it: they are still what they were. That costs
+    /// less than hashing the name.
     private struct Recent {
         var pointer: UnsafePointer<CChar>?
-        var name: UnsafePointer<CChar>?
+        /// A name of 1 to 7 bytes: its bytes and NUL, zero-padded, compared in
+        /// place (a hit reads no other memory); any other: its address in the
+        /// arena.
+        var name: UInt64
         var scope: Int32
-        var value: Int32
-        /// The registered name has 8 bytes or more: one `strcmp` confirms it in
-        /// a third of what comparing its first 8 bytes one by one costs.
-        var isLong = false
+        /// The value found, or for a name kept by address (confirmed by one
+        /// `strcmp`: for 8 bytes or more, a third of what comparing its first 8
+        /// bytes one by one costs) its complement. One load and one test tell
+        /// which, and either way the value returned is known not to be negative:
+        /// the caller's test for -1 folds away.
+        var tagged: Int32
+        /// Keeps the stride at 32 bytes, so that a slot's offset is a shift of the hash.
+        private var padding: UInt64 = 0
+
+        init(pointer: UnsafePointer<CChar>?, name: UInt64, scope: Int32, tagged: Int32) {
+            self.pointer = pointer
+            self.name = name
+            self.scope = scope
+            self.tagged = tagged
+        }
     }
 
-    private var entries: UnsafeMutablePointer<Entry>
-    private var mask: Int
-    private var count = 0
-    private let recent: UnsafeMutablePointer<Recent>
-    /// 64 slots (2 KB), chosen by the top 6 bits of a multiplicative hash. With
+    /// The table itself, behind one pointer.
+    private struct Header {
+        var entries: UnsafeMutablePointer<Entry>
+        var mask: Int
+        var count = 0
+    }
+
+    /// The header, followed in the same allocation by the recent pointers. One
+    /// word: a lookup loads the whole `NameTable` where it starts, and with the
+    /// table's fields inline every dispatch loaded (and spilled) three words that
+    /// only a miss reads.
+    private let header: UnsafeMutablePointer<Header>
+    private var recent: UnsafeMutablePointer<Recent> {
+        UnsafeMutableRawPointer(header + 1).assumingMemoryBound(to: Recent.self)
+    }
+    private var entries: UnsafeMutablePointer<Entry> {
+        get { header.pointee.entries }
+        nonmutating set { header.pointee.entries = newValue }
+    }
+    private var mask: Int {
+        get { header.pointee.mask }
+        nonmutating set { header.pointee.mask = newValue }
+    }
+    private var count: Int {
+        get { header.pointee.count }
+        nonmutating set { header.pointee.count = newValue }
+    }
+    /// 64 slots (2 KB), chosen by 6 bits of a multiplicative hash. With
     /// 16, two of a toggle's three hot names shared a slot, and evicted each other
     /// on every call (a third more per dispatch), in about one process in six, as
     /// the loader placed the caller's strings; with 64, in about one in twenty.
@@ -44,13 +81,17 @@ struct NameTable {
     static let maxNameLength = 256
 
     init() {
-        mask = 63
         // The first 64 entries (1 KB) come with the dispatcher, whose own memory
         // is Swift's: running out of it there ends the process (see Memory.swift).
-        entries = malloc((mask + 1) * MemoryLayout<Entry>.stride)!.assumingMemoryBound(to: Entry.self)
-        entries.initialize(repeating: Entry(name: nil, scope: 0, value: -1), count: mask + 1)
-        recent = .allocate(capacity: NameTable.recentCount)
-        recent.initialize(repeating: Recent(pointer: nil, name: nil, scope: 0, value: -1), count: NameTable.recentCount)
+        let entries = malloc(64 * MemoryLayout<Entry>.stride)!.assumingMemoryBound(to: Entry.self)
+        entries.initialize(repeating: Entry(name: nil, scope: 0, value: -1), count: 64)
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<Header>.stride + NameTable.recentCount * MemoryLayout<Recent>.stride,
+            alignment: max(MemoryLayout<Header>.alignment, MemoryLayout<Recent>.alignment))
+        header = raw.bindMemory(to: Header.self, capacity: 1)
+        header.initialize(to: Header(entries: entries, mask: 63))
+        let recent = (raw + MemoryLayout<Header>.stride).bindMemory(to: Recent.self, capacity: NameTable.recentCount)
+        recent.initialize(repeating: Recent(pointer: nil, name: 0, scope: 0, tagged: 0), count: NameTable.recentCount)
     }
 
     /// Hashes a name from its C bytes, a word at a time: the length comes from
@@ -101,6 +142,13 @@ struct NameTable {
     func find(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
         let known = recall(name, scope: scope)
         if known >= 0 { return known }
+        return findInTable(name, scope: scope)
+    }
+
+    /// `find` when the pointer cache does not know the name. Out of line: inlined,
+    /// its hashing and probing kept registers busy on the hot path around it.
+    @inline(never)
+    private func findInTable(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
         let (value, stored) = lookUp(name, scope: scope)
         if let stored { remember(name, scope: scope, value: value, registered: stored) }
         return value
@@ -108,11 +156,14 @@ struct NameTable {
 
     @inline(__always)
     private func recentSlot(_ name: UnsafePointer<CChar>, _ scope: Int32) -> UnsafeMutablePointer<Recent> {
-        // Every bit of the pointer counts: string literals such as "A" and "B"
+        // Every low bit of the pointer counts: string literals such as "A" and "B"
         // sit two bytes apart, and a slot chosen by the high bits alone made them
-        // evict each other on every call of a toggle.
-        let mixed = (UInt(bitPattern: Int(bitPattern: name)) ^ UInt(UInt32(bitPattern: scope))) &* 0x9E37_79B9_7F4A_7C15
-        return recent + Int(mixed >> 58)
+        // evict each other on every call of a toggle. Bits 26-31 of the product
+        // mix all of the pointer's low 32 bits (the names of one binary or one
+        // heap differ there), and a 31-bit factor is an immediate operand: one
+        // instruction fewer per lookup than a 64-bit one.
+        let mixed = (UInt(bitPattern: Int(bitPattern: name)) ^ UInt(UInt32(bitPattern: scope))) &* 0x61C8_8647
+        return recent + Int(truncatingIfNeeded: mixed >> 26) & (NameTable.recentCount - 1)
     }
 
     /// The value found last time for this pointer in this scope, if its bytes
@@ -120,33 +171,45 @@ struct NameTable {
     @inline(__always)
     func recall(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
         let slot = recentSlot(name, scope)
-        if slot.pointee.pointer == name && slot.pointee.scope == scope, let known = slot.pointee.name,
-           slot.pointee.isLong ? strcmp(known, name) == 0 : NameTable.sameName(known, name) {
-            return slot.pointee.value
+        guard slot.pointee.pointer == name && slot.pointee.scope == scope else { return -1 }
+        let tagged = slot.pointee.tagged
+        if tagged < 0 {
+            let known = UnsafePointer<CChar>(bitPattern: UInt(slot.pointee.name)).unsafelyUnwrapped
+            return strcmp(known, name) == 0 ? ~tagged : -1
         }
-        return -1
-    }
-
-    /// Whether two C strings are equal. Names are mostly short: their first bytes
-    /// are compared inline (a call to `strcmp` costs more than a short name), the
-    /// rest by `strcmp`. Neither string is read past its NUL.
-    @inline(__always)
-    static func sameName(_ known: UnsafePointer<CChar>, _ name: UnsafePointer<CChar>) -> Bool {
-        var i = 0
-        while i < 8 {
-            let byte = known[i]
-            if byte != name[i] { return false }
-            if byte == 0 { return true }
-            i += 1
+        // A short name's bytes, in the slot: compared one by one (a call to
+        // `strcmp` costs more than a short name), so that the caller's string
+        // is never read past its NUL. The first is not NUL (an empty name is
+        // kept as a long one).
+        let same = withUnsafePointer(to: &slot.pointee.name) { word in
+            let known = UnsafeRawPointer(word)
+            if known.load(as: CChar.self) != name[0] { return false }
+            var i = 1
+            while i < 8 {
+                let byte = known.load(fromByteOffset: i, as: CChar.self)
+                if byte != name[i] { return false }
+                if byte == 0 { return true }
+                i += 1
+            }
+            return false
         }
-        return strcmp(known + 8, name + 8) == 0
+        return same ? tagged : -1
     }
 
     /// Notes that `name` (the caller's pointer) found `value`, registered as `registered`.
     @inline(__always)
     func remember(_ name: UnsafePointer<CChar>, scope: Int32, value: Int32, registered: UnsafePointer<CChar>) {
-        recentSlot(name, scope).pointee = Recent(pointer: name, name: registered, scope: scope, value: value,
-                                                 isLong: strnlen(registered, 8) == 8)
+        let length = strnlen(registered, 8)
+        let isLong = length == 8 || length == 0
+        var known: UInt64 = 0
+        if isLong {
+            known = UInt64(UInt(bitPattern: registered))
+        } else {
+            // The bytes in memory order; the NUL and the padding are the zeros after them.
+            withUnsafeMutableBytes(of: &known) { $0.copyMemory(from: UnsafeRawBufferPointer(start: registered, count: length)) }
+        }
+        recentSlot(name, scope).pointee = Recent(pointer: name, name: known, scope: scope,
+                                                 tagged: isLong ? ~value : value)
     }
 
     /// The value and the registered name's storage, from the hash table.
@@ -203,6 +266,6 @@ struct NameTable {
 
     func deallocate() {
         free(entries)
-        recent.deallocate()
+        UnsafeMutableRawPointer(header).deallocate()
     }
 }
