@@ -9,14 +9,20 @@ extension Dispatcher {
     @inline(__always)
     func dispatch(_ action: UnsafePointer<uf_action>, waiting: Bool) -> Int32 {
         // Most calls: no via to release, not queued. See Dispatcher+HotPath.swift.
+        // `mayDispatchFast` found this thread outside the dispatcher's callbacks, so
+        // the lock is taken without asking `exclusive`'s question again.
         if mayDispatchFast(action) {
-            if waiting {
-                return exclusive { dispatchLocked(action) { () throws(UniFlowError) in try resolve(try DecodedAction(action.pointee), hasVia: false) } }
-            }
-            return exclusiveUnlessBusy {
+            return exclusiveFromOutside(waiting: waiting) {
                 dispatchLocked(action) { () throws(UniFlowError) in try resolve(try DecodedAction(action.pointee), hasVia: false) }
             } ?? Status.busy.rawValue
         }
+        return submit(action, waiting: waiting)
+    }
+
+    /// `dispatch`'s other calls: a via, a payload, or from inside a callback.
+    /// Out of line, so that its frame and registers are not the hot path's.
+    @inline(never)
+    private func submit(_ action: UnsafePointer<uf_action>, waiting: Bool) -> Int32 {
         // Copied once: what is queued outlives the caller's struct.
         let a = action.pointee
         let via = a.via.map { HostCallback($0, payload: a.via_payload, payloadFree: a.via_payload_free) }

@@ -24,7 +24,9 @@ extension Dispatcher {
     /// one of this dispatcher's callbacks (there, actions are queued).
     @inline(__always)
     func mayDispatchFast(_ a: UnsafePointer<uf_action>) -> Bool {
-        if a.pointee.via != nil || a.pointee.payload_json != nil { return false }
+        // This order lets the compiler test each field in memory (one instruction
+        // fewer than loading `via` first, which it did the other way round).
+        if a.pointee.payload_json != nil || a.pointee.via != nil { return false }
         return !isProcessingOnCurrentThread
     }
 

@@ -17,8 +17,9 @@ final class Dispatcher {
     // Not `Mutex`, which draws false positives from ThreadSanitizer on Linux and
     // costs more than this on every dispatch.
     let lock = DispatcherLock()
-    /// The processing thread's id, 0 when idle. Read without the lock to detect
-    /// re-entrant calls: another thread can only ever read 0 or a foreign id.
+    /// The processing thread's id (`uniflow_thread_id`), 0 when idle. Read without
+    /// the lock to detect re-entrant calls: another thread can only ever read 0 or
+    /// a foreign id.
     private let owner = Atomic<UInt>(0)
     /// The process's fork count when the dispatcher was made: in a child, the
     /// dispatcher is a copy whose threads and lock owner stayed in the parent.
@@ -92,7 +93,7 @@ final class Dispatcher {
     /// (inside any of its callbacks).
     @inline(__always)
     var isProcessingOnCurrentThread: Bool {
-        owner.load(ordering: .relaxed) == UInt(pthread_self())
+        owner.load(ordering: .relaxed) == UInt(uniflow_thread_id())
     }
 
     /// Runs `body` with the dispatcher to itself: at once when called from one of
@@ -116,13 +117,26 @@ final class Dispatcher {
         return try body()
     }
 
+    /// `exclusive` (or, without `waiting`, `exclusiveUnlessBusy`) for a caller
+    /// that has just seen it is not processing on this thread: it takes the lock
+    /// without reading the owner again.
+    @inline(__always)
+    func exclusiveFromOutside<R>(waiting: Bool, _ body: () -> R) -> R? {
+        guard enter(waiting: waiting) else { return nil }
+        // Not `defer`: the compiler makes that a call to a body shared with other
+        // `defer`s, where this keeps `leave` inline (`body` cannot throw).
+        let result = body()
+        leave()
+        return result
+    }
+
     /// Takes the lock and becomes the owner. Without `waiting`, returns false
     /// (having done nothing) when another thread holds it.
     @discardableResult
     @inline(__always)
     func enter(waiting: Bool = true) -> Bool {
         guard lock.take(waiting: waiting) else { return false }
-        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        owner.store(UInt(uniflow_thread_id()), ordering: .relaxed)
         return true
     }
 
@@ -142,12 +156,14 @@ final class Dispatcher {
         if !queue.isEmpty { drainQueue() }
         if changes.any { settle() }
         if loop.dirty { syncLoopDescriptor() }
-        cascade = CascadeState()
+        // Only the count: `dropping` is set inside `drainQueue` alone, which clears
+        // it before returning.
+        cascade.processed = 0
     }
 
     /// The calling thread takes the dispatcher as a caller does (the timer thread,
     /// which already holds the lock).
-    func becomeOwner() { owner.store(UInt(pthread_self()), ordering: .relaxed) }
+    func becomeOwner() { owner.store(UInt(uniflow_thread_id()), ordering: .relaxed) }
     func resignOwner() { owner.store(0, ordering: .relaxed) }
 
     /// Refuses a registration made while `uf_dispatcher_free` releases payloads:
@@ -193,7 +209,7 @@ final class Dispatcher {
             time.thread = nil
         }
         guard lock.tryTake() else { return }
-        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        owner.store(UInt(uniflow_thread_id()), ordering: .relaxed)
         releaseEverything()
         owner.store(0, ordering: .relaxed)
         lock.release()
