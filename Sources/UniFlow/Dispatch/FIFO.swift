@@ -4,7 +4,10 @@ struct FIFO<Element> {
     private var items: [Element] = []
     private var head = 0
 
-    var isEmpty: Bool { head == items.count }
+    /// `popFirst` empties the array when it takes the last element, so an empty
+    /// queue is an empty array: one comparison, without reading `head` (every
+    /// dispatch asks).
+    var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count - head }
 
     mutating func append(_ element: Element) { items.append(element) }
