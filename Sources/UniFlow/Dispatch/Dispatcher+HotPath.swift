@@ -49,16 +49,18 @@ extension Dispatcher {
     /// it); returns nil, having changed nothing, otherwise.
     @inline(__always)
     private func dispatchFast(_ pointer: UnsafePointer<uf_action>) -> Int32? {
-        // Transitions are what a loop dispatches most: theirs is the copy laid out
-        // inline, the other kinds' are a call away.
-        if pointer.pointee.kind == UF_ACTION_TRANSITION { return dispatchFast(pointer, as: HotTransition.self) }
-        return dispatchFastOtherKind(pointer)
+        // Transitions and sends are what a loop dispatches: their copies are laid
+        // out inline, the other kinds' are a call away.
+        switch pointer.pointee.kind {
+        case UF_ACTION_TRANSITION: return dispatchFast(pointer, as: HotTransition.self)
+        case UF_ACTION_SEND: return dispatchFast(pointer, as: HotSend.self)
+        default: return dispatchFastOtherKind(pointer)
+        }
     }
 
     @inline(never)
     private func dispatchFastOtherKind(_ pointer: UnsafePointer<uf_action>) -> Int32? {
         switch pointer.pointee.kind {
-        case UF_ACTION_SEND: return dispatchFast(pointer, as: HotSend.self)
         case UF_ACTION_INITIALIZE: return dispatchFast(pointer, as: HotInitialize.self)
         case UF_ACTION_DEINITIALIZE: return dispatchFast(pointer, as: HotDeinitialize.self)
         default: return nil
