@@ -213,20 +213,71 @@ extension Dispatcher {
         let f = Int(record.feature)
         let ownAtStart = hot.features[f].subscribers.count
         let anyAtStart = hot.anySubscribers.count
+        // The common case first: the feature's own list only, often of one
+        // subscription. The other cases are out of line, so that this one keeps
+        // few values across the callback (and saves few registers). The hint
+        // makes the two tests two branches, which the compiler otherwise
+        // computes both of and combines.
+        if anyAtStart == 0, _fastPath(instanceList < 0) {
+            if ownAtStart == 1 {
+                deliver(&record, onlyTo: hot.features[f].subscribers[0], subscribedBefore: limit)
+            } else if ownAtStart > 1 {
+                deliver(&record, ownSubscribersOf: f, subscribedBefore: limit)
+            }
+            return
+        }
+        deliver(&record, instanceList: instanceList, subscribedBefore: limit, own: ownAtStart, any: anyAtStart)
+    }
+
+    /// `deliver` to a list of one subscription. Nothing leaves a list while a
+    /// delivery walks it (removals wait for `flushPendingRemovals`), and what the
+    /// callback subscribes is newer than `limit`: there is no next entry to call,
+    /// so nothing needs re-reading once the callback returns.
+    @inline(__always)
+    private func deliver(_ record: inout MutationRecord, onlyTo index: Int32, subscribedBefore limit: UInt64) {
+        registrations.notifyingDepth &+= 1
+        withUnsafeMutablePointer(to: &record) { notify(index, $0, kindBit: $0.pointee.kindBit, limit: limit) }
+        registrations.notifyingDepth &-= 1
+        flushPendingRemovals()
+    }
+
+    /// `deliver` when only the feature's own list has subscribers (more than one).
+    @inline(never)
+    private func deliver(_ record: inout MutationRecord, ownSubscribersOf f: Int, subscribedBefore limit: UInt64) {
+        registrations.notifyingDepth &+= 1
+        let kindBit = record.kindBit
+        withUnsafeMutablePointer(to: &record) { recordPointer in
+            var i = 0
+            repeat {
+                notify(hot.features[f].subscribers[i], recordPointer, kindBit: kindBit, limit: limit)
+                i &+= 1
+            } while i < hot.features[f].subscribers.count
+        }
+        registrations.notifyingDepth &-= 1
+        flushPendingRemovals()
+    }
+
+    /// `deliver` when the instance's or the `AnyMutation` list has subscribers
+    /// (`own` and `any`: the lengths of the others at the start).
+    @inline(never)
+    private func deliver(_ record: inout MutationRecord, instanceList: Int32, subscribedBefore limit: UInt64,
+                         own ownAtStart: Int, any anyAtStart: Int) {
+        let f = Int(record.feature)
         let keyedAtStart = instanceList >= 0 ? hot.keyedLists[Int(instanceList)].count : 0
         if ownAtStart == 0 && anyAtStart == 0 && keyedAtStart == 0 { return }
-        registrations.notifyingDepth += 1
+        registrations.notifyingDepth &+= 1
+        let kindBit = record.kindBit
         withUnsafeMutablePointer(to: &record) { recordPointer in
             if anyAtStart == 0 && keyedAtStart == 0 {
                 var i = 0
                 while i < hot.features[f].subscribers.count {
-                    notify(hot.features[f].subscribers[i], recordPointer, limit: limit)
+                    notify(hot.features[f].subscribers[i], recordPointer, kindBit: kindBit, limit: limit)
                     i += 1
                 }
             } else if ownAtStart == 0 && keyedAtStart == 0 {
                 var j = 0
                 while j < hot.anySubscribers.count {
-                    notify(hot.anySubscribers[j], recordPointer, limit: limit)
+                    notify(hot.anySubscribers[j], recordPointer, kindBit: kindBit, limit: limit)
                     j += 1
                 }
             } else {
@@ -246,11 +297,11 @@ extension Dispatcher {
                     if smallest == a { index = own[positions.0]; positions.0 += 1 }
                     else if smallest == b { index = any[positions.1]; positions.1 += 1 }
                     else { index = keyed[positions.2]; positions.2 += 1 }
-                    notify(index, recordPointer, limit: limit)
+                    notify(index, recordPointer, kindBit: kindBit, limit: limit)
                 }
             }
         }
-        registrations.notifyingDepth -= 1
+        registrations.notifyingDepth &-= 1
         flushPendingRemovals()
     }
 
@@ -265,13 +316,18 @@ extension Dispatcher {
 
     /// Calls one subscription (or, for a deferred one, keeps the mutation for the
     /// host's loop) if it is alive, older than the delivery and its filter
-    /// matches; ends it if it asks to be ended.
+    /// matches (`kindBit`: the bit of the record's kind, which no callback
+    /// changes); ends it if it asks to be ended.
     @inline(__always)
-    private func notify(_ index: Int32, _ record: UnsafeMutablePointer<MutationRecord>, limit: UInt64) {
+    private func notify(_ index: Int32, _ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64) {
         let slot = hot.subscriptions[Int(index)]
-        guard slot.alive, slot.id < limit, slot.kinds & MutationKind.bit(record.pointee.kind) != 0,
-              slot.oldState < 0 || slot.oldState == record.pointee.oldState,
-              slot.newState < 0 || slot.newState == record.pointee.newState else { return }
+        guard slot.alive, slot.id < limit, slot.kinds & kindBit != 0 else { return }
+        // Most filters name no state: both are -1, the only negative value, so
+        // one test of their AND skips both comparisons.
+        if slot.oldState & slot.newState >= 0 {
+            guard slot.oldState < 0 || slot.oldState == record.pointee.oldState,
+                  slot.newState < 0 || slot.newState == record.pointee.newState else { return }
+        }
         if slot.deferred {
             capture(record.pointee, for: index)
             return

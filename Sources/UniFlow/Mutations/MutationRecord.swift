@@ -33,6 +33,11 @@ struct MutationRecord {
     }
 
     var mutationKind: MutationKind { MutationKind(rawValue: kind)! }
+
+    /// `MutationKind.bit` of `kind`, with a masking shift: kinds are 1...4, so
+    /// the check `<<` makes for a shift past the width is dead weight here.
+    @inline(__always)
+    var kindBit: UInt8 { 1 &<< UInt8(truncatingIfNeeded: kind) }
 }
 
 /// The action of a mutation the hot path applied: the caller's struct (valid
@@ -80,15 +85,19 @@ struct MutationDelivery {
 
     /// The action, whichever path applied it.
     var actionHeader: ActionHeader? { action ?? hotAction?.header }
-    var oldPayloadText: UnsafeMutablePointer<CChar>?
-    var newPayloadText: UnsafeMutablePointer<CChar>?
-    var mutationText: UnsafeMutablePointer<CChar>?
+    // Written only by the accessors below, which set `madeText` with them.
+    fileprivate(set) var oldPayloadText: UnsafeMutablePointer<CChar>?
+    fileprivate(set) var newPayloadText: UnsafeMutablePointer<CChar>?
+    fileprivate(set) var mutationText: UnsafeMutablePointer<CChar>?
+    /// Whether a text was handed out: what ending a delivery tests, once,
+    /// instead of the three texts.
+    fileprivate(set) var madeText = false
 
     /// `reset` after a hot-path delivery, which set nothing but `hotAction`.
     @inline(__always)
     mutating func resetHot() {
         hotAction = nil
-        if oldPayloadText != nil || newPayloadText != nil || mutationText != nil { freeTexts() }
+        if madeText { freeTexts() }
     }
 
     @inline(__always)
@@ -97,7 +106,7 @@ struct MutationDelivery {
         if newPayload != nil { newPayload = nil }
         action = nil
         hotAction = nil
-        if oldPayloadText != nil || newPayloadText != nil || mutationText != nil { freeTexts() }
+        if madeText { freeTexts() }
     }
 
     private mutating func freeTexts() {
@@ -107,6 +116,7 @@ struct MutationDelivery {
         oldPayloadText = nil
         newPayloadText = nil
         mutationText = nil
+        madeText = false
     }
 }
 
@@ -117,6 +127,7 @@ extension Dispatcher {
     func mutationText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
         if scratch.delivery.mutationText == nil {
             scratch.delivery.mutationText = try? Memory.copy(mutationJSON(record, scratch.delivery).jsonText, for: "a mutation's text")
+            scratch.delivery.madeText = true
         }
         return scratch.delivery.mutationText.map { UnsafePointer($0) }
     }
@@ -126,6 +137,7 @@ extension Dispatcher {
         if scratch.delivery.oldPayloadText == nil {
             scratch.delivery.oldPayloadText = try? Memory.copy(JSONValue.object(scratch.delivery.oldPayload ?? JSONObject()).jsonText,
                                                                for: "a payload's text")
+            scratch.delivery.madeText = true
         }
         return scratch.delivery.oldPayloadText.map { UnsafePointer($0) }
     }
@@ -135,6 +147,7 @@ extension Dispatcher {
         if scratch.delivery.newPayloadText == nil {
             scratch.delivery.newPayloadText = try? Memory.copy(JSONValue.object(scratch.delivery.newPayload ?? JSONObject()).jsonText,
                                                                for: "a payload's text")
+            scratch.delivery.madeText = true
         }
         return scratch.delivery.newPayloadText.map { UnsafePointer($0) }
     }
