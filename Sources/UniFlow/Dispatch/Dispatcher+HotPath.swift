@@ -114,7 +114,9 @@ extension Dispatcher {
         if kind == .send {
             guard let name = a.pointee.event, a.pointee.from == nil, a.pointee.into == nil, a.pointee.same == 0, current >= 0 else { return nil }
             event = hotEvent(name, of: feature)
-            guard let target = firstTarget(event, feature: slot.pointee, current: current) else { return nil }
+            let taken = sendTarget(event, feature: feature, slot: slot, current: current)
+            guard taken >= 0 else { return nil }
+            let target = hot.eventTargets[Int(taken)]
             into = target.into
             actualizes = target.actualize && target.into == current
         } else {
@@ -133,7 +135,8 @@ extension Dispatcher {
             }
             if a.pointee.same != 0 && (kind != .transition || from >= 0) { return nil }
         }
-        if into >= 0 && stateSlot(into, of: slot.pointee).hasFields { return nil }
+        // (A send's target was checked for fields at registration.)
+        if kind != .send && into >= 0 && stateSlot(into, of: slot.pointee).hasFields { return nil }
 
         let mutationKind: MutationKind
         switch kind {
@@ -230,31 +233,24 @@ extension Dispatcher {
         hot.findEvent(name, of: feature)
     }
 
-    /// A send's first target, when it is one the hot path can take: unguarded or
-    /// guarded by a rule decided without payloads, without a template, allowed by
-    /// `transitions` (feature-level targets).
+    /// The index in `eventTargets` of the target a send takes, when the hot path
+    /// can take it (`HotStorage.walkHotTarget`), or -1: read from the state's or
+    /// the feature's event list, where registration put it.
+    /// (The slot is read through its pointer: passed by value, the whole slot was
+    /// copied to the stack.)
     @inline(__always)
-    private func firstTarget(_ event: Int32, feature: FeatureSlot, current: Int32) -> EventTargetSlot? {
-        guard event >= 0 else { return nil }
-        // Two passes rather than an array of the two lists: no allocation.
-        let stateList = stateSlot(current, of: feature).events
-        for pass in 0..<2 {
-            for t in hot.targets(of: event, in: pass == 0 ? stateList : feature.events) {
-                let target = hot.eventTargets[t]
-                if target.declaredIn < 0 && !(target.actualize && target.into == current)
-                    && !hot.allowsTransition(feature, from: current, into: target.into) {
-                    continue
-                }
-                if target.guarded {
-                    // A guard the hot path can answer: it reads only payloads, and
-                    // here neither the event nor the feature has one.
-                    guard target.guardWithoutPayloads >= 0 else { return nil }
-                    if target.guardWithoutPayloads == 0 { continue }
-                }
-                return target.templated ? nil : target
-            }
-        }
-        return nil
+    private func sendTarget(_ event: Int32, feature: Int32, slot: UnsafeMutablePointer<FeatureSlot>, current: Int32) -> Int32 {
+        let stateList = hot.states[Int(slot.pointee.stateBase) &+ Int(current)].events
+        let taken = hot.hotTarget(of: event, stateList: stateList, featureList: slot.pointee.events)
+        return taken != HotStorage.walkedHotTarget ? taken : sendTargetWalked(event, feature: feature, current: current)
+    }
+
+    /// A feature-level event of a feature that declares transitions: the targets
+    /// walked for the current state.
+    @inline(never)
+    private func sendTargetWalked(_ event: Int32, feature: Int32, current: Int32) -> Int32 {
+        let slot = hot.features[Int(feature)]
+        return hot.walkHotTarget(event, stateList: stateSlot(current, of: slot).events, feature: slot, current: current)
     }
 }
 

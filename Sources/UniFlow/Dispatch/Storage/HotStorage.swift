@@ -87,6 +87,13 @@ struct EventEntry {
     var event: Int32
     var targetBase: Int32
     var targetCount: Int32
+    /// The target a send of the event takes on the hot path from the list's
+    /// state, decided at registration (`HotStorage.walkHotTarget`): its index in
+    /// `eventTargets`, `HotStorage.noHotTarget`, or, in a feature's own list
+    /// when it declares transitions, `HotStorage.walkedHotTarget`. Everything
+    /// the choice reads is fixed once the feature is registered, so a send
+    /// reads one entry instead of walking two lists and testing each target.
+    var hot: Int32 = HotStorage.noHotTarget
 }
 
 /// One target of an event, as the hot path needs it (its rule, handler and
@@ -290,6 +297,24 @@ struct HotStorage {
                                         events: try eventList(state.events, declaredIn: Int32(s))))
         }
         slot.events = try eventList(definition.events, declaredIn: -1)
+        // What a send takes on the hot path, now that both levels' lists exist.
+        for s in 0..<count {
+            let list = states[Int(stateBase) + s].events
+            var i = Int(list)
+            while list >= 0 && eventLists[i].event >= 0 {
+                eventLists[i].hot = walkHotTarget(eventLists[i].event, stateList: list, feature: slot, current: Int32(s))
+                i += 1
+            }
+        }
+        var i = Int(slot.events)
+        while slot.events >= 0 && eventLists[i].event >= 0 {
+            // Reached only from a state whose list does not name the event; which
+            // state it is matters only to declared transitions (any state will do
+            // otherwise: a feature-level target is then never passed over).
+            eventLists[i].hot = slot.transitionBase >= 0 ? HotStorage.walkedHotTarget
+                : walkHotTarget(eventLists[i].event, stateList: -1, feature: slot, current: 0)
+            i += 1
+        }
         try features.append(slot)
         return index
     }
@@ -303,19 +328,79 @@ struct HotStorage {
         names.find(name, scope: HotStorage.eventScope(feature))
     }
 
-    /// The targets of `event` in an event list (`FeatureSlot.events`,
-    /// `StateSlot.events`): their range in `eventTargets`, empty when the list
-    /// does not name the event.
+    /// Where `event` is in an event list (`FeatureSlot.events`, `StateSlot.events`):
+    /// its entry's index in `eventLists`, or -1 when the list does not name it.
     @inline(__always)
-    func targets(of event: Int32, in list: Int32) -> Range<Int> {
-        guard list >= 0, event >= 0 else { return 0..<0 }
+    func entry(of event: Int32, in list: Int32) -> Int {
+        guard list >= 0, event >= 0 else { return -1 }
         var i = Int(list)
         while true {
-            let entry = eventLists[i]
-            if entry.event < 0 { return 0..<0 }
-            if entry.event == event { return Int(entry.targetBase)..<Int(entry.targetBase + entry.targetCount) }
+            let found = eventLists[i].event
+            if found < 0 { return -1 }
+            if found == event { return i }
             i += 1
         }
+    }
+
+    /// The targets of `event` in an event list: their range in `eventTargets`,
+    /// empty when the list does not name the event.
+    @inline(__always)
+    func targets(of event: Int32, in list: Int32) -> Range<Int> {
+        let i = entry(of: event, in: list)
+        guard i >= 0 else { return 0..<0 }
+        let entry = eventLists[i]
+        return Int(entry.targetBase)..<Int(entry.targetBase + entry.targetCount)
+    }
+
+    /// `EventEntry.hot`: no target the hot path can take.
+    static let noHotTarget: Int32 = -1
+    /// `EventEntry.hot` of a feature-level event of a feature that declares
+    /// transitions: which target is taken depends on the current state.
+    static let walkedHotTarget: Int32 = -2
+
+    /// The target a send of `event` (without payload) takes from state `current`,
+    /// as `Dispatcher.chooseTarget` would choose it: the first one of the state's
+    /// list, then of the feature's, that `transitions` allows (feature-level
+    /// targets) and whose guard, if any, holds where neither the event nor the
+    /// feature has a payload. Its index in `eventTargets`, or `noHotTarget` when
+    /// that is for the general path to decide: no target taken (a rejection), a
+    /// guard only the evaluator or a handler answers, a payload template, or a
+    /// new state with fields (its defaults to store).
+    func walkHotTarget(_ event: Int32, stateList: Int32, feature: FeatureSlot, current: Int32) -> Int32 {
+        // Two passes rather than an array of the two lists: no allocation.
+        for pass in 0..<2 {
+            for t in targets(of: event, in: pass == 0 ? stateList : feature.events) {
+                let target = eventTargets[t]
+                if target.declaredIn < 0 && !(target.actualize && target.into == current)
+                    && !allowsTransition(feature, from: current, into: target.into) {
+                    continue
+                }
+                if target.guarded {
+                    guard target.guardWithoutPayloads >= 0 else { return HotStorage.noHotTarget }
+                    if target.guardWithoutPayloads == 0 { continue }
+                }
+                if target.templated || states[Int(feature.stateBase) + Int(target.into)].hasFields {
+                    return HotStorage.noHotTarget
+                }
+                return Int32(t)
+            }
+        }
+        return HotStorage.noHotTarget
+    }
+
+    /// The target a send of `event` takes on the hot path from state `current`
+    /// (`walkHotTarget`, as decided at registration), or -1 (`noHotTarget`), or
+    /// `walkedHotTarget` when it is the current state's to decide.
+    @inline(__always)
+    func hotTarget(of event: Int32, stateList: Int32, featureList: Int32) -> Int32 {
+        // The state's entry answers for both levels; the feature's, only for
+        // events the state's list does not name.
+        var i = entry(of: event, in: stateList)
+        if i < 0 {
+            i = entry(of: event, in: featureList)
+            if i < 0 { return HotStorage.noHotTarget }
+        }
+        return eventLists[i].hot
     }
 
     /// The feature with that name, or -1.
