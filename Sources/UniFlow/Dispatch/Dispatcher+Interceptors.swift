@@ -8,8 +8,6 @@ struct InterceptorSlot {
     /// -1: every feature.
     var feature: Int32
     var alive = true
-    /// Its callback is on the stack: ending it now must defer `payload_free`.
-    var running = false
 }
 
 /// What `uf_intercepted *` points to: a record on the processing thread's stack.
@@ -38,6 +36,14 @@ struct InterceptScratch {
     var jsonText: UnsafeMutablePointer<CChar>?
     /// What the interceptor gave `uf_intercepted_set_reason`.
     var reason: String?
+    /// The id of the interceptor whose callback is on the stack (0: none), and
+    /// those of the interceptions this one is nested in: ending one of them must
+    /// defer its `payload_free`. Kept here, not as a flag in its slot, because
+    /// writing the slot costs the array's uniqueness check twice per call.
+    var running: UInt64 = 0
+    var outerRunning: [UInt64] = []
+
+    func isRunning(_ id: UInt64) -> Bool { id == running || outerRunning.contains(id) }
 
     var header: ActionHeader? { action ?? hot?.header }
 
@@ -45,6 +51,18 @@ struct InterceptScratch {
         active = false
         if action != nil { action = nil }
         if payload != nil { payload = nil }
+        hot = nil
+        if let text = jsonText {
+            free(text)
+            jsonText = nil
+        }
+        if reason != nil { reason = nil }
+    }
+
+    /// `reset()` after the hot path's interception, which set no header or payload.
+    @inline(__always)
+    mutating func resetHot() {
+        active = false
         hot = nil
         if let text = jsonText {
             free(text)
@@ -84,7 +102,7 @@ extension Dispatcher {
             registrations.interceptorCounts[feature] = nil
             setInterceptionFlag(of: feature, false)
         }
-        if !registrations.interceptors[index].running {
+        if !scratch.intercepted.isRunning(registrations.interceptors[index].id) {
             let release = registrations.interceptors[index].callback.takeRelease()
             release.run()
         }
@@ -123,7 +141,7 @@ extension Dispatcher {
         scratch.intercepted.hot = action
         let failure = runInterceptors(kind: action.kind, feature: action.feature, into: action.into,
                                       key: action.action.pointee.key, current: current)
-        scratch.intercepted.reset()
+        scratch.intercepted.resetHot()
         return failure
     }
 
@@ -134,6 +152,7 @@ extension Dispatcher {
     private func nested(_ body: () -> UniFlowError?) -> UniFlowError? {
         let saved = scratch.intercepted
         scratch.intercepted = InterceptScratch()
+        scratch.intercepted.outerRunning = saved.outerRunning + [saved.running]
         let failure = body()
         scratch.intercepted = saved
         return failure
@@ -151,9 +170,9 @@ extension Dispatcher {
         // Interceptors added while this runs have higher ids and wait for the next action.
         let limit = registrations.nextID
         var failure: UniFlowError? = nil
-        registrations.interceptorWalks += 1
+        registrations.interceptorWalks &+= 1
         var i = 0
-        while failure == nil && i < registrations.interceptors.count {
+        while i < registrations.interceptors.count {
             let index = i
             i += 1
             // Fields read one by one: copying the slot would retain its callback.
@@ -161,33 +180,42 @@ extension Dispatcher {
             let slotFeature = registrations.interceptors[index].feature
             guard registrations.interceptors[index].alive, id < limit, slotFeature < 0 || slotFeature == feature else { continue }
             record.id = id
-            scratch.intercepted.reason = nil
-            registrations.interceptors[index].running = true
+            // Cleared only when an interceptor before it set one and let the action pass.
+            if scratch.intercepted.reason != nil { scratch.intercepted.reason = nil }
             let function = registrations.interceptors[index].callback.function
             let context = registrations.interceptors[index].callback.payload
+            scratch.intercepted.running = id
             let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), context) }
-            registrations.interceptors[index].running = false
+            scratch.intercepted.running = 0
             if !registrations.interceptors[index].alive {
                 // Ended from inside its own callback: release it now that it returned.
                 let release = registrations.interceptors[index].callback.takeRelease()
                 release.run()
             }
-            if result > 0 {
-                failure = UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)")
-            } else if result < 0 {
-                failure = UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
+            if result != 0 {
+                failure = interceptorFailure(result, of: id)
+                break
             }
         }
-        registrations.interceptorWalks -= 1
+        registrations.interceptorWalks &-= 1
         // The walk cost as much as compacting: any ended slot goes now.
         if registrations.interceptorsEnded > 0 { compactInterceptors() }
         return failure
     }
 
+    /// A veto (`result` > 0) or a failure (< 0): out of line, so that the walk
+    /// keeps its values in registers instead of a frame sized for the messages.
+    @inline(never)
+    private func interceptorFailure(_ result: Int32, of id: UInt64) -> UniFlowError {
+        if result > 0 { return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)") }
+        return UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
+    }
+
     /// Drops ended interceptors from the list, unless a loop walks it (an
-    /// interceptor's callback or `payload_free` may end others) or one is running.
+    /// interceptor's callback or `payload_free` may end others; a running
+    /// interceptor's callback is always inside such a loop).
     private func compactInterceptors() {
-        guard registrations.interceptorWalks == 0, !registrations.interceptors.contains(where: { $0.running }) else { return }
+        guard registrations.interceptorWalks == 0 else { return }
         registrations.interceptors.removeAll { !$0.alive }
         for (i, slot) in registrations.interceptors.enumerated() { registrations.byID[slot.id] = .interceptor(i) }
         registrations.interceptorsEnded = 0
