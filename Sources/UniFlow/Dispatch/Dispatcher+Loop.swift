@@ -65,6 +65,28 @@ extension Dispatcher {
     /// mutation's own end with the delivery). Past `deferred_limit`, the oldest
     /// waiting delivery is dropped and reported.
     func capture(_ record: MutationRecord, for subscription: Int32) {
+        // The common case first: a hot-path action that lent no text, a mutation
+        // of a single feature without payloads, room under `deferred_limit` and
+        // in the queue's buffer. The delivery is then this record alone, with
+        // nothing to copy, own, drop or fail; the general case's frame (headers,
+        // texts, payloads, failures) costs as much again, so it is out of line.
+        if var action = scratch.delivery.hotAction, record.key == nil, !action.lendsTexts,
+           scratch.delivery.oldPayload == nil, scratch.delivery.newPayload == nil,
+           loop.pending < options.deferredLimit, !loop.queue.isFull {
+            action.action = UnsafePointer(loop.plainActions + (action.action.pointee.same != 0 ? 1 : 0))
+            loop.queue.appendReserved(DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
+                                                       record: record, hotAction: action))
+            loop.pending &+= 1
+            hot.subscriptions.pointer(Int(subscription)).pointee.waiting &+= 1
+            if loop.pending == 1 { loop.dirty = true }
+            return
+        }
+        captureInGeneral(record, for: subscription)
+    }
+
+    /// `capture` of any mutation.
+    @inline(never)
+    private func captureInGeneral(_ record: MutationRecord, for subscription: Int32) {
         var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id, record: record)
         var header: ActionHeader? = nil
         var strings: ActionExtras? = nil
@@ -125,15 +147,21 @@ extension Dispatcher {
     /// Whether the delivery's subscription is still the one it was made for
     /// (ended subscriptions' deliveries are skipped, and no longer counted).
     @inline(__always)
-    private func isWanted(_ delivery: DeferredDelivery) -> Bool {
-        hot.subscriptions[Int(delivery.subscription)].alive && hot.subscriptions[Int(delivery.subscription)].id == delivery.id
+    private func isWanted(_ delivery: DeferredDelivery) -> Bool { isWanted(delivery.subscription, delivery.id) }
+
+    @inline(__always)
+    private func isWanted(_ subscription: Int32, _ id: UInt64) -> Bool {
+        hot.subscriptions[Int(subscription)].alive && hot.subscriptions[Int(subscription)].id == id
     }
 
     /// A wanted delivery leaves the queue (made or dropped).
     @inline(__always)
-    private func taken(_ delivery: DeferredDelivery) {
-        loop.pending -= 1
-        hot.subscriptions.pointer(Int(delivery.subscription)).pointee.waiting -= 1
+    private func taken(_ delivery: DeferredDelivery) { taken(delivery.subscription) }
+
+    @inline(__always)
+    private func taken(_ subscription: Int32) {
+        loop.pending &-= 1
+        hot.subscriptions.pointer(Int(subscription)).pointee.waiting &-= 1
     }
 
     /// The oldest waiting delivery and what it owns. Its action's header, if it
@@ -265,17 +293,7 @@ extension Dispatcher {
             // What waits now, and no more: deliveries its callbacks cause (with
             // a larger seq) wait for the next call, even when the limit drops
             // older ones meanwhile.
-            let last = model.seq
-            while let first = loop.queue.first, first.record.seq <= last, let (delivery, owned) = popDelivery() {
-                guard isWanted(delivery) else {
-                    discard(delivery)
-                    continue
-                }
-                taken(delivery)
-                deliverDeferred(delivery, owned)
-                done += 1
-                if !queue.isEmpty { drainQueue() }
-            }
+            done += makeDeliveries(through: model.seq)
             for index in pendingWatches {
                 guard let value = registrations.watches[index].pending else { continue }
                 setPending(nil, ofWatch: index)
@@ -289,6 +307,65 @@ extension Dispatcher {
             changes.any = true
             return done
         }
+    }
+
+    /// `uf_loop_run`'s deliveries: those of mutations up to seq `last`, oldest
+    /// first, each followed by what its callback submitted. Returns how many were made.
+    private func makeDeliveries(through last: UInt64) -> UInt64 {
+        var done: UInt64 = 0
+        while let first = loop.queue.firstPointer, first.pointee.record.seq <= last {
+            // Most deliveries are a record alone (`capture`'s common case), made
+            // here, read in place (only the fields it needs are copied, before
+            // the callback can change the queue); those with a header or owned
+            // values out of line, so that this loop keeps few values across the callback.
+            if first.pointee.owns || first.pointee.hasHeader {
+                let delivery = first.pointee
+                loop.queue.discardFirst()
+                guard deliverInGeneral(delivery) else { continue }
+            } else {
+                let index = first.pointee.subscription, id = first.pointee.id
+                var record = first.pointee.record
+                let action = first.pointee.hotAction
+                loop.queue.discardFirst()
+                guard isWanted(index, id) else { continue }
+                taken(index)
+                deliverPlain(&record, to: index, id: id, action: action)
+            }
+            done &+= 1
+            if !queue.isEmpty { drainQueue() }
+        }
+        return done
+    }
+
+    /// Makes a delivery with a header or owned values, just taken from the
+    /// queue, unless its subscription ended. Returns whether it was made.
+    @inline(never)
+    private func deliverInGeneral(_ delivery: DeferredDelivery) -> Bool {
+        let owned = delivery.owns ? loop.owned.popFirst() : nil
+        guard isWanted(delivery) else {
+            discard(delivery)
+            return false
+        }
+        taken(delivery)
+        deliverDeferred(delivery, owned)
+        return true
+    }
+
+    /// `deliverDeferred` of a delivery that owns nothing and whose action is
+    /// its `hotAction`: what it sets is what the hot path's delivery sets, and
+    /// what `resetHot` resets.
+    @inline(__always)
+    private func deliverPlain(_ record: inout MutationRecord, to index: Int32, id: UInt64, action: HotAction?) {
+        record.subscriptionID = id
+        let slot = hot.subscriptions.pointer(Int(index))
+        record.dropped = slot.pointee.dropped
+        slot.pointee.dropped = 0
+        scratch.delivery.hotAction = action
+        registrations.notifyingDepth &+= 1
+        withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
+        registrations.notifyingDepth &-= 1
+        flushPendingRemovals()
+        scratch.delivery.resetHot()
     }
 
     private func deliverDeferred(_ delivery: DeferredDelivery, _ owned: DeferredOwned?) {

@@ -18,6 +18,10 @@ struct FlatQueue<Element: BitwiseCopyable> {
 
     mutating func appendReserved(_ element: Element) { items.appendReserved(element) }
 
+    /// Whether the next `append` must grow the buffer (and may fail); when it
+    /// need not, `appendReserved` does.
+    var isFull: Bool { items.isFull }
+
     /// Takes back the last `append` (the queue must not be empty).
     mutating func removeLast() { items.truncate(to: items.count - 1) }
 
@@ -30,6 +34,10 @@ struct FlatQueue<Element: BitwiseCopyable> {
         discardFirst()
         return first
     }
+
+    /// A pointer to the oldest element, valid until the queue next changes:
+    /// what reads a few fields of a large element without copying the rest.
+    var firstPointer: UnsafeMutablePointer<Element>? { head < items.count ? items.pointer(head) : nil }
 
     /// Drops the oldest element (the queue must not be empty).
     mutating func discardFirst() {

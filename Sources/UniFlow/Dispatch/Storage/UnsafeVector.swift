@@ -27,6 +27,9 @@ struct UnsafeVector<Element: BitwiseCopyable> {
         storedCount += 1
     }
 
+    /// Whether the next `append` must grow the buffer (and may fail).
+    var isFull: Bool { storedCount == capacity }
+
     /// Appends an element `reserve` made room for.
     @inline(__always)
     mutating func appendReserved(_ element: Element) {
