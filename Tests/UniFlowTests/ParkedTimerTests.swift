@@ -155,7 +155,7 @@ import Testing
         var (store, index) = try armed(at: 100)
         store.park(index)
         #expect(store.live == 0)
-        try store.rearm(index, deadline: 150, spec)
+        try store.rearm(index, deadline: 150)
         #expect(store.live == 1)
         let top = store.peek()
         #expect(top?.record == index)
@@ -166,7 +166,7 @@ import Testing
     @Test func anEarlierDeadlineIsFiledAfresh() throws {
         var (store, index) = try armed(at: 100)
         store.park(index)
-        try store.rearm(index, deadline: 60, spec)
+        try store.rearm(index, deadline: 60)
         #expect(store.peek()?.deadline == 60)
         store.pop()
         // The entry of the first arming is stale.
@@ -179,7 +179,7 @@ import Testing
         store.park(index)
         #expect(store.peek() == nil)
         #expect(!store.records[Int(index)].filed)
-        try store.rearm(index, deadline: 120, spec)
+        try store.rearm(index, deadline: 120)
         #expect(store.peek()?.deadline == 120)
         #expect(store.records[Int(index)].filed)
         store.deallocate()

@@ -47,14 +47,8 @@ extension Dispatcher {
     @inline(__always)
     func stateChanged(at place: Place, kind: MutationKind, into new: Int32, field: Int32) {
         switch kind {
-        case .initialization:
-            armEntered(new, at: place, parked: field <= -2 ? -2 - field : -1)
-        case .transition:
-            // A place that goes back and forth between a state with a timer and
-            // one without (a toggle, a retry loop) parks and re-arms the same record.
-            var parked = field <= -2 ? -2 - field : -1
-            if field >= 0 { parked = leaveStateTimers(at: place, head: field) }
-            armEntered(new, at: place, parked: parked)
+        case .initialization, .transition:
+            enterStateTimers(new, at: place, field: field)
         case .actualization:
             rearmUpdated(new, at: place)
         case .deinitialization:
@@ -87,6 +81,20 @@ extension Dispatcher {
         }
     }
 
+    /// Disarms a place's timers as it leaves its state, if it was in one, and
+    /// arms those of the state it enters (`field`: the place's `timerField`).
+    /// One call out of the hot path for both: its lookups run in registers of
+    /// their own rather than in the dispatch's, which keeps most values on the stack.
+    @inline(never)
+    private func enterStateTimers(_ state: Int32, at place: Place, field: Int32) {
+        // A place that goes back and forth between a state with a timer and
+        // one without (a toggle, a retry loop) parks and re-arms the same record.
+        // A place initialized has no timer armed (the last one's end freed them).
+        var parked = field <= -2 ? -2 - field : -1
+        if field >= 0 { parked = leaveStateTimers(at: place, head: field) }
+        armEntered(state, at: place, parked: parked)
+    }
+
     /// Arms the timers of a state just entered, their delays counted from now.
     /// The clock is read only here, to arm: a read of the precise clock costs
     /// more than half of a toggle (bench/README.md, `c_clock_read`).
@@ -108,7 +116,7 @@ extension Dispatcher {
     /// Arms a state's timers (`specs`) from now at a place with timers parked
     /// (`parked`, the first): the parked one again, in place, when it is this
     /// state's only timer; new ones otherwise (the parked ones are freed).
-    @inline(never)
+    @inline(__always)
     private func rearmParked(_ parked: Int32, _ specs: Range<Int>, of state: Int32, at place: Place) {
         let record = time.store.records.pointer(Int(parked))
         guard specs.count == 1 && record.pointee.next < 0 && record.pointee.state == state else {
@@ -116,10 +124,15 @@ extension Dispatcher {
             armStateTimersFromNow(specs, of: state, at: place, before: -1)
             return
         }
-        let spec = hot.timerSpecs[specs.lowerBound]
-        let due = deadlines.after(spec.ms)
+        // The record keeps the spec it was armed with (a place's feature keeps its
+        // definition): its delay is read there, not from the spec again.
+        assert(record.pointee.ms == hot.timerSpecs[specs.lowerBound].ms
+               && record.pointee.policy == hot.timerSpecs[specs.lowerBound].onRestore
+               && record.pointee.resetOnUpdate == hot.timerSpecs[specs.lowerBound].resetOnUpdate,
+               "a parked timer's spec changed")
+        let due = deadlines.after(record.pointee.ms)
         do throws(UniFlowError) {
-            try time.store.rearm(parked, deadline: due, spec)
+            try time.store.rearm(parked, deadline: due)
         } catch {
             setTimerHead(place, -1)
             timerNotArmed(after: 0, of: state, at: place)
@@ -241,6 +254,7 @@ extension Dispatcher {
     /// Disarms the state timers of a place leaving their state (`head`, its first
     /// armed one) and returns the first of those it parked there, or -1: a batch
     /// that may roll back suspends them instead, and frees them once it holds.
+    @inline(__always)
     private func leaveStateTimers(at place: Place, head: Int32) -> Int32 {
         if batch != nil {
             disarmStateTimers(at: place, head: head)

@@ -186,9 +186,10 @@ struct TimerStore {
     /// Arms a parked record again, due at `deadline`, last in arm order. Its heap
     /// entry is kept when it is no later than the new deadline (the usual case:
     /// the same delay counted from a later time), and `peek` moves it when it
-    /// comes up; otherwise it is filed afresh.
+    /// comes up; otherwise it is filed afresh. Its delay and policies stay: it
+    /// is armed again for the same timer of the same state.
     @inline(__always)
-    mutating func rearm(_ index: Int32, deadline: UInt64, _ spec: TimerSpec) throws(UniFlowError) {
+    mutating func rearm(_ index: Int32, deadline: UInt64) throws(UniFlowError) {
         let record = records.pointer(Int(index))
         assert(record.pointee.parked, "a record re-armed is not parked")
         if record.pointee.filed && deadline < record.pointee.deadline {
@@ -198,9 +199,6 @@ struct TimerStore {
         }
         if !record.pointee.filed { try heap.reserve(1) }
         record.pointee.deadline = deadline
-        record.pointee.ms = spec.ms
-        record.pointee.policy = spec.onRestore
-        record.pointee.resetOnUpdate = spec.resetOnUpdate
         record.pointee.serial = takeSerial()
         record.pointee.alive = true
         record.pointee.parked = false
