@@ -85,22 +85,23 @@ extension Dispatcher {
 
         // Where it acts: the feature, or the live instance its key names.
         let table = slot.pointee.instances
-        var instance: Int32 = -1
         let current: Int32
         var instanceList: Int32 = -1
         var key: UnsafePointer<CChar>? = nil
         var timers: Int32
+        // The instance's slot, read field by field and written once the
+        // precondition holds: nothing that could move it runs before, unless an
+        // interceptor runs. Its index is only worked out when needed.
+        var instanceSlot: UnsafeMutablePointer<InstanceSlot>? = nil
         if table >= 0 {
             guard let given = a.pointee.key, kind == .transition || kind == .send else { return nil }
             let instances = hot.instanceTables.pointer(Int(table))
-            instance = instances.pointee.findRemembering(given)
-            guard instance >= 0 else { return nil }
-            let found = instances.pointee.slots[Int(instance)]
-            guard !found.hasPayload else { return nil }
-            current = found.state
-            instanceList = found.subscribers
-            key = UnsafePointer(found.key)
-            timers = found.timers
+            guard let found = instances.pointee.findRemembering(given), !found.pointee.hasPayload else { return nil }
+            instanceSlot = found
+            current = found.pointee.state
+            instanceList = found.pointee.subscribers
+            key = UnsafePointer(found.pointee.key)
+            timers = found.pointee.timers
         } else {
             guard a.pointee.key == nil, !slot.pointee.hasPayload else { return nil }
             current = slot.pointee.state
@@ -164,16 +165,20 @@ extension Dispatcher {
         cascade.processed &+= 1
         let action = HotAction(action: pointer, kind: kind, feature: feature, from: from, into: into, event: event)
         if slot.pointee.intercepted || hot.interceptingAll {
+            let instance = instanceSlot.map { hot.instanceTables[Int(table)].index(of: $0) }
             if let failure = intercept(hot: action, current: current) { return fail(failure) }
             // It may have ended the instance's F[key] list (which another key may
             // then have taken) or made one: read again, as the general path does.
-            if instance >= 0 { instanceList = hot.instanceTables[Int(table)].slots[Int(instance)].subscribers }
+            if let instance {
+                instanceSlot = hot.instanceTables[Int(table)].slots.pointer(Int(instance))
+                instanceList = instanceSlot.unsafelyUnwrapped.pointee.subscribers
+            }
         }
         // An interceptor may have registered or subscribed, which can move the tables.
         let applied = hot.features.pointer(Int(feature))
         let newState = mutationKind == .deinitialization ? -1 : into
-        if instance >= 0 {
-            hot.instanceTables.pointer(Int(table)).pointee.slots.pointer(Int(instance)).pointee.state = newState
+        if let instanceSlot {
+            instanceSlot.pointee.state = newState
         } else {
             applied.pointee.state = newState
         }
@@ -186,6 +191,7 @@ extension Dispatcher {
         }
         // Timers armed or parked here, or the new state's to arm.
         if timers != -1 || (newState >= 0 && stateSlot(newState, of: applied.pointee).hasTimers) {
+            let instance = instanceSlot.map { hot.instanceTables[Int(table)].index(of: $0) } ?? -1
             stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, field: timers)
         }
         scratch.delivery.hotAction = action

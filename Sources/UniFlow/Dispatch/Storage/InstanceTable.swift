@@ -41,9 +41,13 @@ struct InstanceTable {
     /// The most recently freed slot (a stack through `InstanceSlot.next`).
     private var freeHead: Int32 = -1
 
-    /// The key pointer `findRemembering` was last given, and what it found.
+    /// The key pointer `findRemembering` was last given, the slot of the live
+    /// instance it found and that instance's own key, kept together so that a
+    /// hit reads only these. `lastKey` is nil when it found none, or once that
+    /// instance is removed or the slots move.
     private var lastKey: UnsafePointer<CChar>?
-    private var lastFound: Int32 = -1
+    private var lastStored: UnsafePointer<CChar>?
+    private var lastSlot: UnsafeMutablePointer<InstanceSlot>?
 
     private static let empty: Int32 = -1
     private static let removed: Int32 = -2
@@ -72,20 +76,32 @@ struct InstanceTable {
         }
     }
 
-    /// `find` for the hot path: a host that passes the same key buffer again (a
-    /// prepared uf_action) is answered without hashing. The key is still compared,
-    /// so a buffer rewritten with another key, or an instance gone since, is found
-    /// afresh.
+    /// `find` for the hot path, which wants the slot: a host that passes the same
+    /// key buffer again (a prepared uf_action) is answered without hashing. The
+    /// key is still compared, so a buffer rewritten with another key is found
+    /// afresh. (The slot pointer is valid until the next `insert`.)
     @inline(__always)
-    mutating func findRemembering(_ key: UnsafePointer<CChar>) -> Int32 {
-        if key == lastKey, lastFound >= 0, Int(lastFound) < slots.count,
-           let stored = slots[Int(lastFound)].key, strcmp(stored, key) == 0 {
-            return lastFound
+    mutating func findRemembering(_ key: UnsafePointer<CChar>) -> UnsafeMutablePointer<InstanceSlot>? {
+        // As integers: `key` is not nil, so a nil `lastKey` (0) never matches,
+        // and the optionals cost no tests.
+        if Int(bitPattern: key) == Int(bitPattern: lastKey), strcmp(lastStored.unsafelyUnwrapped, key) == 0 {
+            return lastSlot.unsafelyUnwrapped
         }
         let found = find(key)
+        guard found >= 0 else {
+            lastKey = nil
+            return nil
+        }
+        let slot = slots.pointer(Int(found))
         lastKey = key
-        lastFound = found
-        return found
+        lastStored = UnsafePointer(slot.pointee.key)
+        lastSlot = slot
+        return slot
+    }
+
+    /// The index of a slot `findRemembering` returned.
+    func index(of slot: UnsafeMutablePointer<InstanceSlot>) -> Int32 {
+        Int32(truncatingIfNeeded: slots.pointer(0).distance(to: slot))
     }
 
     /// Adds a live instance with a copy of `key`, last in creation order; returns its slot.
@@ -98,12 +114,14 @@ struct InstanceTable {
             index = freeHead
             freeHead = slots[Int(index)].next
         } else {
+            let before = slots.base
             do throws(UniFlowError) {
                 try slots.append(InstanceSlot())
             } catch {
                 free(copy)
                 throw error
             }
+            if slots.base != before { lastKey = nil }
             index = Int32(slots.count - 1)
         }
         var slot = InstanceSlot()
@@ -122,6 +140,7 @@ struct InstanceTable {
     /// mutation being delivered may still show it).
     mutating func remove(_ index: Int32) -> UnsafeMutablePointer<CChar> {
         let slot = slots[Int(index)]
+        if slots.pointer(Int(index)) == lastSlot { lastKey = nil }
         unplace(index, hash: slot.keyHash)
         unlink(index)
         var freed = InstanceSlot()
@@ -218,5 +237,6 @@ struct InstanceTable {
         head = -1
         tail = -1
         freeHead = -1
+        lastKey = nil
     }
 }
