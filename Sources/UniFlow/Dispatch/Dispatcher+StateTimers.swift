@@ -48,7 +48,13 @@ extension Dispatcher {
     func stateChanged(at place: Place, kind: MutationKind, into new: Int32, field: Int32) {
         switch kind {
         case .initialization, .transition:
-            enterStateTimers(new, at: place, field: field)
+            // A place initialized has no timer armed (the last one's end freed them);
+            // one that left a state with timers has them parked.
+            if field >= 0 {
+                enterStateTimers(new, at: place, leaving: field)
+            } else {
+                armEntered(new, at: place, parked: field <= -2 ? -2 &- field : -1)
+            }
         case .actualization:
             rearmUpdated(new, at: place)
         case .deinitialization:
@@ -83,52 +89,66 @@ extension Dispatcher {
 
     /// Disarms a place's timers as it leaves its state, if it was in one, and
     /// arms those of the state it enters (`field`: the place's `timerField`).
-    /// One call out of the hot path for both: its lookups run in registers of
-    /// their own rather than in the dispatch's, which keeps most values on the stack.
+    /// Called only for a place with timers armed (`stateChanged` calls
+    /// `armEntered` for the others). Leaving (park, then return) makes
+    /// no call but a last one, so it saves no register; the lookups of arming
+    /// run in `armEntered`, its registers saved only when there is one to arm
+    /// (uf_timed_toggle 482 -> 470 instructions).
     @inline(never)
-    private func enterStateTimers(_ state: Int32, at place: Place, field: Int32) {
+    private func enterStateTimers(_ state: Int32, at place: Place, leaving field: Int32) {
+        // A batch that may roll back suspends the timers instead (out of line:
+        // its calls would make this function save registers).
+        guard batch == nil else { return leaveStateTimersInBatch(state, at: place, head: field) }
         // A place that goes back and forth between a state with a timer and
         // one without (a toggle, a retry loop) parks and re-arms the same record.
-        // A place initialized has no timer armed (the last one's end freed them).
-        var parked = field <= -2 ? -2 - field : -1
-        if field >= 0 { parked = leaveStateTimers(at: place, head: field) }
-        armEntered(state, at: place, parked: parked)
+        parkStateTimers(at: place, head: field)
+        // Most often the state entered has none (a toggle's other half).
+        guard timerCount(of: state, in: place.feature) > 0 else { return }
+        armEntered(state, at: place, parked: field)
+    }
+
+    /// `enterStateTimers` for a place with timers armed, in a batch.
+    @inline(never)
+    private func leaveStateTimersInBatch(_ state: Int32, at place: Place, head: Int32) {
+        disarmStateTimers(at: place, head: head)
+        armEntered(state, at: place, parked: -1)
     }
 
     /// Arms the timers of a state just entered, their delays counted from now.
     /// The clock is read only here, to arm: a read of the precise clock costs
     /// more than half of a toggle (bench/README.md, `c_clock_read`).
     /// `parked`: the place's first parked timer (-1: none).
-    @inline(__always)
+    @inline(never)
     private func armEntered(_ state: Int32, at place: Place, parked: Int32) {
-        let specs = timerSpecs(of: state, in: place.feature)
         // A place entering a state has no timer armed: leaving its last state
         // disarmed them, and a new one never had any.
         assert(timerHead(place) < 0, "a place entered a state with timers still armed")
-        if specs.isEmpty { return }
+        // Its count only: where its specs start is looked up when they are read.
+        let count = timerCount(of: state, in: place.feature)
+        if count == 0 { return }
         if parked >= 0 {
-            rearmParked(parked, specs, of: state, at: place)
+            rearmParked(parked, count: count, of: state, at: place)
         } else {
-            armStateTimersFromNow(specs, of: state, at: place, before: -1)
+            armStateTimersFromNow(timerSpecs(of: state, in: place.feature), of: state, at: place, before: -1)
         }
     }
 
-    /// Arms a state's timers (`specs`) from now at a place with timers parked
-    /// (`parked`, the first): the parked one again, in place, when it is this
-    /// state's only timer; new ones otherwise (the parked ones are freed).
+    /// Arms a state's timers (`count` of them) from now at a place with timers
+    /// parked (`parked`, the first): the parked one again, in place, when it is
+    /// this state's only timer; new ones otherwise (the parked ones are freed).
     @inline(__always)
-    private func rearmParked(_ parked: Int32, _ specs: Range<Int>, of state: Int32, at place: Place) {
+    private func rearmParked(_ parked: Int32, count: Int, of state: Int32, at place: Place) {
         let record = time.store.records.pointer(Int(parked))
-        guard specs.count == 1 && record.pointee.next < 0 && record.pointee.state == state else {
+        guard count == 1 && record.pointee.next < 0 && record.pointee.state == state else {
             setTimerHead(place, -1)
-            armStateTimersFromNow(specs, of: state, at: place, before: -1)
+            armStateTimersFromNow(timerSpecs(of: state, in: place.feature), of: state, at: place, before: -1)
             return
         }
         // The record keeps the spec it was armed with (a place's feature keeps its
         // definition): its delay is read there, not from the spec again.
-        assert(record.pointee.ms == hot.timerSpecs[specs.lowerBound].ms
-               && record.pointee.policy == hot.timerSpecs[specs.lowerBound].onRestore
-               && record.pointee.resetOnUpdate == hot.timerSpecs[specs.lowerBound].resetOnUpdate,
+        assert(record.pointee.ms == hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound].ms
+               && record.pointee.policy == hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound].onRestore
+               && record.pointee.resetOnUpdate == hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound].resetOnUpdate,
                "a parked timer's spec changed")
         let due = deadlines.after(record.pointee.ms)
         do throws(UniFlowError) {
@@ -200,6 +220,13 @@ extension Dispatcher {
         }
     }
 
+    /// How many timers a state has.
+    @inline(__always)
+    func timerCount(of state: Int32, in feature: Int32) -> Int {
+        let slot = hot.features.pointer(Int(feature))
+        return Int(hot.states.pointer(Int(slot.pointee.stateBase) &+ Int(state)).pointee.timerCount)
+    }
+
     /// Where a state's timer specs are in `hot.timerSpecs`.
     @inline(__always)
     func timerSpecs(of state: Int32, in feature: Int32) -> Range<Int> {
@@ -251,23 +278,18 @@ extension Dispatcher {
         }
     }
 
-    /// Disarms the state timers of a place leaving their state (`head`, its first
-    /// armed one) and returns the first of those it parked there, or -1: a batch
-    /// that may roll back suspends them instead, and frees them once it holds.
+    /// Parks the state timers of a place leaving their state (`head`, its first
+    /// armed one), outside a batch: entering the state again re-arms them.
     @inline(__always)
-    private func leaveStateTimers(at place: Place, head: Int32) -> Int32 {
-        if batch != nil {
-            disarmStateTimers(at: place, head: head)
-            return -1
-        }
+    private func parkStateTimers(at place: Place, head: Int32) {
         noteDisarmed()
         var index = head
         while index >= 0 {
             time.store.park(index)
             index = time.store.records[Int(index)].next
         }
-        setTimerField(place, -2 - head)
-        return head
+        // head >= 0: no overflow.
+        setTimerField(place, -2 &- head)
     }
 
     /// Undoes `disarmStateTimers` of a rolled-back batch.
