@@ -146,9 +146,7 @@ extension Dispatcher {
         }
         // The record keeps the spec it was armed with (a place's feature keeps its
         // definition): its delay is read there, not from the spec again.
-        assert(record.pointee.ms == hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound].ms
-               && record.pointee.policy == hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound].onRestore
-               && record.pointee.resetOnUpdate == hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound].resetOnUpdate,
+        assert(record.pointee.keeps(hot.timerSpecs[timerSpecs(of: state, in: place.feature).lowerBound]),
                "a parked timer's spec changed")
         let due = deadlines.after(record.pointee.ms)
         do throws(UniFlowError) {

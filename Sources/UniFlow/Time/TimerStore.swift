@@ -33,6 +33,12 @@ struct TimerRecord {
     /// API timers: the action's JSON text and the id (nil: anonymous), malloc'd.
     var action: UnsafeMutablePointer<CChar>?
     var id: UnsafeMutablePointer<CChar>?
+
+    /// Whether it was armed from `spec` (what a parked record re-armed in place
+    /// relies on, so that only its deadline and serial are written again).
+    func keeps(_ spec: TimerSpec) -> Bool {
+        ms == spec.ms && policy == spec.onRestore && resetOnUpdate == spec.resetOnUpdate
+    }
 }
 
 /// A heap entry: when, in what order, which record (of which generation).
