@@ -21,6 +21,10 @@ struct WatchSlot {
     /// its value changes only with the payload or when the feature (or instance)
     /// begins or ends, never with a change of state alone.
     var readsPayloadOnly = false
+    /// Its path is the feature's state (`F.state`, `K.key.state`): every state's
+    /// name as a value, made when the feature is known, so that following a state
+    /// makes no string.
+    var stateNames: [JSONValue]?
 }
 
 /// A watch's selector: a JsonLogic rule over `{"model": ...}`, with what it may
@@ -131,6 +135,10 @@ extension Dispatcher {
         guard let path = registrations.watches[index].selector.path else { return }
         let part = instanceTable(of: feature) == nil ? 1 : 2
         registrations.watches[index].readsPayloadOnly = path.count > part && path[part] == "payload"
+        if path.count == part + 1 && path[part] == "state" {
+            let count = hot.features[Int(feature)].stateCount
+            registrations.watches[index].stateNames = (0..<count).map { .string(stateName($0, feature: feature)) }
+        }
     }
 
     /// Ends a watch; its `payload_free` runs now, or when its callback returns.
@@ -238,9 +246,16 @@ extension Dispatcher {
 
     /// The selector's value over the current model; `null` (reported) when the rule fails.
     func evaluate(watch index: Int) -> JSONValue {
-        // Fields read one by one: copying the selector would retain each of its parts.
+        // Fields read one by one: copying the slot or the selector would retain each
+        // of their parts. A single feature's state, the most watched value, first.
+        if let names = registrations.watches[index].stateNames, instanceTable(of: registrations.watches[index].pathFeature) == nil {
+            let current = state(at: Place(feature: registrations.watches[index].pathFeature))
+            return current < 0 ? .null : names[Int(current)]
+        }
         if let path = registrations.watches[index].selector.path,
-           let value = read(path, feature: registrations.watches[index].pathFeature) { return value }
+           let value = read(path, feature: registrations.watches[index].pathFeature, stateNames: registrations.watches[index].stateNames) {
+            return value
+        }
         do throws(UniFlowError) {
             return try registrations.watches[index].selector.compiled.apply(data: ruleData(["model": lazyModel()]))
         } catch {
@@ -252,7 +267,7 @@ extension Dispatcher {
     /// A literal path read from the model without building it, or nil when the
     /// path goes through something only the JsonLogic evaluator reads exactly
     /// (an array or string member such as `length` or an index).
-    private func read(_ path: [String], feature known: Int32) -> JSONValue? {
+    private func read(_ path: [String], feature known: Int32, stateNames: [JSONValue]?) -> JSONValue? {
         guard let feature = known >= 0 ? known : featureIndex(named: path[0]) else { return .null }
         var rest = path.dropFirst()
         var place = Place(feature: feature)
@@ -268,7 +283,7 @@ extension Dispatcher {
         guard let first = rest.first else { return nil }
         var value: JSONValue
         switch first {
-        case "state": value = .string(stateName(current, feature: feature))
+        case "state": value = stateNames?[Int(current)] ?? .string(stateName(current, feature: feature))
         case "payload": value = .object(payload(at: place))
         default: return .null
         }
@@ -292,13 +307,16 @@ extension Dispatcher {
     func deliver(_ value: JSONValue, toWatch index: Int) {
         let previous = registrations.watches[index].delivered
         registrations.watches[index].delivered = value
-        setPending(nil, ofWatch: index)
-        let slot = registrations.watches[index]
+        if registrations.watches[index].pending != nil { setPending(nil, ofWatch: index) }
+        // The callback's fields one by one: a copy of the whole slot would retain
+        // its selector, its values and its callback on every delivery.
+        let function = registrations.watches[index].callback.function
+        let payload = registrations.watches[index].callback.payload
         let saved = scratch.watch
         scratch.watch = WatchScratch(value: value, previous: previous)
-        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: slot.id)
+        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: registrations.watches[index].id)
         registrations.watches[index].running = true
-        let result = withUnsafeMutablePointer(to: &record) { slot.callback.function(OpaquePointer($0), slot.callback.payload) }
+        let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), payload) }
         registrations.watches[index].running = false
         scratch.watch.reset()
         scratch.watch = saved
