@@ -34,31 +34,28 @@ private func watch(_ d: OpaquePointer?, _ function: StaticString, _ select_json:
     }
 }
 
-@inline(__always)
-private func watchRecord(_ w: OpaquePointer?) -> WatchEventRecord? {
-    w.map { UnsafePointer<WatchEventRecord>($0).pointee }
-}
-
 @c @implementation
 public func uf_watch_value_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
-    guard let r = watchRecord(w) else { return nil }
-    return dispatcher(from: r.dispatcher).watchText(previous: false)
+    guard let w else { return nil }
+    let record = UnsafeMutablePointer<WatchEventRecord>(w)
+    return dispatcher(from: record.pointee.dispatcher).watchText(record, previous: false)
 }
 
 @c @implementation
 public func uf_watch_previous_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
-    guard let r = watchRecord(w) else { return nil }
-    return dispatcher(from: r.dispatcher).watchText(previous: true)
+    guard let w else { return nil }
+    let record = UnsafeMutablePointer<WatchEventRecord>(w)
+    return dispatcher(from: record.pointee.dispatcher).watchText(record, previous: true)
 }
 
 @c @implementation
 public func uf_watch_id(_ w: OpaquePointer?) -> UInt64 {
-    watchRecord(w)?.id ?? 0
+    w.map { UnsafePointer<WatchEventRecord>($0).pointee.id } ?? 0
 }
 
 @c @implementation
 public func uf_watch_dispatcher(_ w: OpaquePointer?) -> OpaquePointer? {
-    watchRecord(w).map { OpaquePointer($0.dispatcher) }
+    w.map { OpaquePointer(UnsafePointer<WatchEventRecord>($0).pointee.dispatcher) }
 }
 
 // MARK: Interceptors

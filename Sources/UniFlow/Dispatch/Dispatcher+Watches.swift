@@ -53,24 +53,26 @@ struct WatchSelector {
     }
 }
 
-/// What `uf_watch_event *` points to: a record on the calling thread's stack.
+/// What `uf_watch_event *` points to: a record on the delivering call's stack,
+/// holding what the callback may read. A watch made inside another's callback is
+/// delivered with its own record, so the outer one's stays as it was.
 struct WatchEventRecord {
-    var dispatcher: UnsafeMutableRawPointer
-    var id: UInt64
-}
-
-/// The value being delivered to a watch, and its text (valid until it returns).
-struct WatchScratch {
-    var value: JSONValue = .null
-    var previous: JSONValue?
+    let dispatcher: UnsafeMutableRawPointer
+    let id: UInt64
+    let value: JSONValue
+    let previous: JSONValue?
+    /// Their text, made on first request; valid until the callback returns.
     var valueText: UnsafeMutablePointer<CChar>?
+    /// `valueText` is the dispatcher's `WatchTextBuffer` block, to be given back
+    /// instead of freed.
+    var valueTextLent = false
     var previousText: UnsafeMutablePointer<CChar>?
 
-    mutating func reset() {
-        free(valueText)
-        free(previousText)
-        valueText = nil
-        previousText = nil
+    init(dispatcher: UnsafeMutableRawPointer, id: UInt64, value: JSONValue, previous: JSONValue?) {
+        self.dispatcher = dispatcher
+        self.id = id
+        self.value = value
+        self.previous = previous
     }
 }
 
@@ -312,14 +314,12 @@ extension Dispatcher {
         // its selector, its values and its callback on every delivery.
         let function = registrations.watches[index].callback.function
         let payload = registrations.watches[index].callback.payload
-        let saved = scratch.watch
-        scratch.watch = WatchScratch(value: value, previous: previous)
-        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: registrations.watches[index].id)
+        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: registrations.watches[index].id,
+                                      value: value, previous: previous)
         registrations.watches[index].running = true
         let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), payload) }
         registrations.watches[index].running = false
-        scratch.watch.reset()
-        scratch.watch = saved
+        if record.valueText != nil || record.previousText != nil { releaseTexts(of: record) }
         if !registrations.watches[index].alive {
             let release = registrations.watches[index].callback.takeRelease()
             release.run()
@@ -329,14 +329,25 @@ extension Dispatcher {
     }
 
     /// `uf_watch_value_json` and `uf_watch_previous_json`, made on first request.
-    func watchText(previous: Bool) -> UnsafePointer<CChar>? {
+    func watchText(_ record: UnsafeMutablePointer<WatchEventRecord>, previous: Bool) -> UnsafePointer<CChar>? {
         if previous {
-            guard let value = scratch.watch.previous else { return nil }
-            if scratch.watch.previousText == nil { scratch.watch.previousText = try? Memory.copy(value.jsonText, for: "a watch's value") }
-            return scratch.watch.previousText.map { UnsafePointer($0) }
+            guard let value = record.pointee.previous else { return nil }
+            if record.pointee.previousText == nil {
+                record.pointee.previousText = try? Memory.copy(value.jsonText, for: "a watch's value")
+            }
+            return UnsafePointer(record.pointee.previousText)
         }
-        if scratch.watch.valueText == nil { scratch.watch.valueText = try? Memory.copy(scratch.watch.value.jsonText, for: "a watch's value") }
-        return scratch.watch.valueText.map { UnsafePointer($0) }
+        if record.pointee.valueText == nil, let made = scratch.watchText.text(of: record.pointee.value) {
+            record.pointee.valueText = made.text
+            record.pointee.valueTextLent = made.lent
+        }
+        return UnsafePointer(record.pointee.valueText)
+    }
+
+    /// Frees (or gives back) the text a callback asked for, once it has returned.
+    private func releaseTexts(of record: WatchEventRecord) {
+        if record.valueTextLent { scratch.watchText.giveBack() } else { free(record.valueText) }
+        free(record.previousText)
     }
 
     /// Deferred watches with a value waiting, in id order.

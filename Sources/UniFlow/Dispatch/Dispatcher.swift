@@ -75,6 +75,7 @@ final class Dispatcher {
         time.store.deallocate()
         loop.deallocate()
         scratch.reset()
+        scratch.watchText.deallocate()
         for key in changes.retiredKeys { free(key) }
         hot.deallocate()
         names.deallocate()

@@ -111,7 +111,7 @@ struct CallbackScratch {
     var via = ViaScratch()
     var handlerCall = HandlerCallScratch()
     var intercepted = InterceptScratch()
-    var watch = WatchScratch()
+    var watchText = WatchTextBuffer()
 
     mutating func reset() {
         delivery.reset()

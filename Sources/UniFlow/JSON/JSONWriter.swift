@@ -8,6 +8,17 @@ struct JSONWriter {
 
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
+    /// Empties the text for the next one, keeping its memory unless it grew past
+    /// `limit` bytes.
+    mutating func reset(keeping limit: Int) {
+        if bytes.capacity > limit { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
+    }
+
+    /// Whether a string's UTF-8 is its own JSON text between quotes (no byte to escape).
+    static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
     mutating func write(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
