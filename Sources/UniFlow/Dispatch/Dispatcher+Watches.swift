@@ -307,8 +307,9 @@ extension Dispatcher {
 
     /// Calls a watch with a new value.
     func deliver(_ value: JSONValue, toWatch index: Int) {
-        let previous = registrations.watches[index].delivered
-        registrations.watches[index].delivered = value
+        // The value delivered before moves out of the slot into the record: no copy.
+        var previous: JSONValue? = value
+        swap(&previous, &registrations.watches[index].delivered)
         if registrations.watches[index].pending != nil { setPending(nil, ofWatch: index) }
         // The callback's fields one by one: a copy of the whole slot would retain
         // its selector, its values and its callback on every delivery.
@@ -346,8 +347,8 @@ extension Dispatcher {
 
     /// Frees (or gives back) the text a callback asked for, once it has returned.
     private func releaseTexts(of record: WatchEventRecord) {
-        if record.valueTextLent { scratch.watchText.giveBack() } else { free(record.valueText) }
-        free(record.previousText)
+        if record.valueTextLent { scratch.watchText.giveBack() } else if let text = record.valueText { free(text) }
+        if let text = record.previousText { free(text) }
     }
 
     /// Deferred watches with a value waiting, in id order.
