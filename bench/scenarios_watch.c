@@ -9,6 +9,10 @@
  *   uf_watch_unchanged            + one watch on T whose value never changes
  *                                 ({"var": "model.T.payload"}: {} in A and in B;
  *                                 T changes on every action): 2x
+ *   uf_watch_state                + one watch on T's state ({"var": "model.T.state"}),
+ *                                 which changes with every action; its callback
+ *                                 reads each new value as a host binding does (the
+ *                                 C side of py_uniflow_watch; no target)
  *   uf_interceptor_other          + one interceptor on Other0: 1.1x
  *   uf_interceptor_pass           + one C interceptor on T that lets every action
  *                                 through without reading it: 1.5x
@@ -17,8 +21,9 @@
  *                                 changes ({"var": "model.Transfer.payload.url"}):
  *                                 2x uf_dispatch_actualize
  *
- * Every watch and interceptor counts its calls: the watches are called once when
- * made and never during the run; the pass-through interceptor once per action.
+ * Every watch and interceptor counts its calls: the unchanged watches are called
+ * once when made and never during the run; the state watch and the pass-through
+ * interceptor once per action.
  */
 #include "bench.h"
 
@@ -27,6 +32,14 @@
 
 static int count_watch(const uf_watch_event *w, void *payload) {
     (void)w;
+    ++*(uint64_t *)payload;
+    return UF_KEEP;
+}
+
+/* Reads the new value, a state's name in quotes, as a host that passes it on would. */
+static int read_watch(const uf_watch_event *w, void *payload) {
+    const char *value = uf_watch_value_json(w);
+    if (value == NULL || value[0] != '"') die("uf_watch_state: the value read is %s", value ? value : "NULL");
     ++*(uint64_t *)payload;
     return UF_KEEP;
 }
@@ -78,6 +91,19 @@ static void setup_watch_unchanged(scenario *s) {
     set_toggle(s, "T", "A", "B");
 }
 
+static void setup_watch_state(scenario *s) {
+    setup_others_base(s);
+    check_status(uf_watch(s->d, "{\"var\":\"model.T.state\"}", read_watch, &s->extra, NULL, NULL), UF_OK, "uf_watch");
+    if (s->extra != 1) die("%s: the watch's first call was not made", s->name);
+    set_toggle(s, "T", "A", "B");  /* counts from 0 again */
+}
+
+static void check_watch_state(scenario *s) {
+    if (s->extra != s->applied)
+        die("%s: the watch saw %llu of %llu changes", s->name, (unsigned long long)s->extra,
+            (unsigned long long)s->applied);
+}
+
 static void setup_interceptor_other(scenario *s) {
     setup_others_base(s);
     check_status(uf_intercept(s->d, "Other0", count_intercepted, &s->stray, NULL, NULL), UF_OK, "uf_intercept Other0");
@@ -109,6 +135,8 @@ static scenario scenarios[] = {
              setup_watches_other_1000, run_dispatch_toggle),
     SCENARIO("uf_watch_unchanged", "uf_others_10 + a watch on model.T.payload (never changes)", setup_watch_unchanged,
              run_dispatch_toggle),
+    SCENARIO_CHECKED("uf_watch_state", "uf_others_10 + a watch on model.T.state reading each new value",
+                     setup_watch_state, run_dispatch_toggle, check_watch_state),
     SCENARIO("uf_interceptor_other", "uf_others_10 + an interceptor on Other0", setup_interceptor_other,
              run_dispatch_toggle),
     SCENARIO_CHECKED("uf_interceptor_pass", "uf_others_10 + a C interceptor on T returning 0",
