@@ -14,7 +14,8 @@ struct JSONWriter {
         if bytes.capacity > limit { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
     }
 
-    /// Whether a string's UTF-8 is its own JSON text between quotes (no byte to escape).
+    /// Whether a string's UTF-8 is its own JSON text between quotes: none of the
+    /// bytes `write(string:)` escapes.
     static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
