@@ -206,12 +206,19 @@ extension Dispatcher {
             if !changes.payloads.isEmpty { changes.payloads.removeAll(keepingCapacity: true) }
             if !queue.isEmpty { drainQueue() }
         }
-        for key in changes.retiredKeys { free(key) }
-        changes.retiredKeys.removeAll()
+        // Each step tested first: emptying an empty array, or calling to find there
+        // is nothing to compact, cost a settle a tenth of its work.
+        if !changes.retiredKeys.isEmpty {
+            for key in changes.retiredKeys { free(key) }
+            changes.retiredKeys.removeAll()
+        }
         if !changes.emptiedTables.isEmpty { releaseEmptyInstanceTables() }
-        compactWatches()
+        if registrations.watchesEnded > Self.watchesEndedBeforeCompacting { compactWatches() }
         changes.any = false
     }
+
+    /// Fewer ended watches than this are never worth a compaction.
+    static let watchesEndedBeforeCompacting = 16
 
     /// Drops ended watches once they are many, so that adding and ending watches
     /// for ever does not grow the lists (only between deliveries: indices move).
@@ -219,7 +226,7 @@ extension Dispatcher {
         // `watchesEnded` counts exactly the ended slots (each ends once): no walk
         // over every watch on every end.
         let ended = registrations.watchesEnded
-        guard ended > 16 && ended * 2 > registrations.watches.count,
+        guard ended * 2 > registrations.watches.count,
               !registrations.watches.contains(where: { $0.running }) else { return }
         registrations.watches.removeAll { !$0.alive }
         registrations.watchesEnded = 0
