@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import UniFlow
 
-/// The dispatcher keeps definitions compactly (Dispatch/Storage): small features
+/// The dispatcher keeps definitions compactly (Model/Storage): small features
 /// only as text plus flat tables, states of small features found by comparing
 /// names, of large ones through the name table, and declared transitions as a bit
 /// matrix or, for many states, as sorted pairs. Whatever the representation, a

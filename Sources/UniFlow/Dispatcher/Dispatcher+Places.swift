@@ -1,16 +1,14 @@
 import CSystem
 import Glibc
 
-/// A feature, or one instance of a keyed feature: where a state lives.
-struct Place: Equatable {
-    var feature: Int32
-    /// The instance's slot in its feature's `InstanceTable`; -1 for a single
-    /// feature, or for an instance that does not live.
-    var instance: Int32 = -1
-}
-
 /// Reading and writing the GlobalModel: states, payloads and instances.
-extension Dispatcher {
+extension Dispatcher: ModelContext {
+    var featureCount: Int32 { Int32(hot.features.count) }
+
+    func forEachInstance(ofTable table: Int32, _ body: (_ slot: Int32, _ key: String) -> Void) {
+        hot.instanceTables[Int(table)].forEach { slot, instance in body(slot, String(cString: instance.key!)) }
+    }
+
     // MARK: Places
 
     /// The instance table of a keyed feature, or nil for a single one.
