@@ -102,35 +102,15 @@ extension Dispatcher {
         var committed: [CommittedMutation] = []
         committed.reserveCapacity(actions.count)
         for i in actions.indices {
-            var header = actions[i].header
-            let place = place(of: header)
-            let current = state(at: place)
-            if let failure = checkPrecondition(header, current: current) {
+            switch runSteps(actions[i], via: nil, policy: .batch) {
+            case .failed(let failure, let header):
                 throw rollBack(failure, at: i, reporting: header)
-            }
-            var kind = MutationKind(applying: header.kind)
-            var payload = actions[i].payload
-            if header.kind == .send {
-                switch chooseTarget(header, place: place, current: current, eventPayload: actions[i].payload ?? JSONObject()) {
-                case .failure(let failure):
-                    throw rollBack(failure, at: i, reporting: header)
-                case .success(let choice):
-                    header.into = choice.into
-                    if choice.actualize { kind = .actualization }
-                    payload = choice.payload
-                }
-            }
-            if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: actions[i].payload) {
-                throw rollBack(failure, at: i, reporting: header)
-            }
-            if header.kind != .trigger {
-                do throws(UniFlowError) {
-                    // Not journaled here (journaling is off until the batch holds).
-                    committed.append(try commit(header, kind: kind, at: place, from: current, payload: payload))
-                    batch!.committed = committed.count
-                } catch {
-                    throw rollBack(error, at: i, reporting: header)
-                }
+            case .triggered:
+                break
+            case .committed(let mutation):
+                // Not journaled here (journaling is off until the batch holds).
+                committed.append(mutation)
+                batch!.committed = committed.count
             }
         }
         hot.journaling = journaling
@@ -158,8 +138,7 @@ extension Dispatcher {
         var next = 0
         for i in actions.indices {
             if actions[i].kind == .trigger {
-                if reportingActive { report(.processed, action: actions[i].header) }
-                for queued in actions[i].extras?.submit ?? [] { queue.append(queued) }
+                announceTrigger(actions[i].header, submitting: actions[i].extras?.submit)
             } else {
                 // Updated in place: a copy per mutation would cost the batch's size each time.
                 let record = committed[next].record
