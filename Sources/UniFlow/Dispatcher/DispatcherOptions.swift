@@ -33,6 +33,33 @@ struct DispatcherOptions: Sendable, Equatable {
         }
     }
 
+    // Every option is read by one of these, so that each kind of value is
+    // checked, and its error worded, the same way for every option.
+
+    /// One of a fixed set of strings (`allowed` says which, for the message).
+    private static func choice<T: RawRepresentable>(_ key: String, _ value: JSONValue, _ allowed: String) throws(UniFlowError) -> T
+        where T.RawValue == String {
+        guard let text = value.stringValue, let chosen = T(rawValue: text) else {
+            throw UniFlowError(.invalidArgument, "option '\(key)' must be \(allowed), got \(value.jsonText)")
+        }
+        return chosen
+    }
+
+    /// An integer of at least 1.
+    private static func count(_ key: String, _ value: JSONValue) throws(UniFlowError) -> Int {
+        guard let n = integer(value), n >= 1 else {
+            throw UniFlowError(.invalidArgument, "option '\(key)' must be an integer >= 1, got \(value.jsonText)")
+        }
+        return Int(n)
+    }
+
+    private static func flag(_ key: String, _ value: JSONValue) throws(UniFlowError) -> Bool {
+        guard let flag = value.boolValue else {
+            throw UniFlowError(.invalidArgument, "option '\(key)' must be a boolean, got \(value.jsonText)")
+        }
+        return flag
+    }
+
     /// Reads the options object; anything unknown or ill-typed is `UF_EINVAL`
     /// (a bad option is a bad argument, not a bad document).
     init(json: JSONValue) throws(UniFlowError) {
@@ -42,20 +69,11 @@ struct DispatcherOptions: Sendable, Equatable {
         for (key, value) in object {
             switch key {
             case "reporting":
-                guard let text = value.stringValue, let reporting = Reporting(rawValue: text) else {
-                    throw UniFlowError(.invalidArgument, "option 'reporting' must be \"none\", \"short\" or \"verbose\", got \(value.jsonText)")
-                }
-                self.reporting = reporting
+                reporting = try Self.choice(key, value, "\"none\", \"short\" or \"verbose\"")
             case "max_cascade":
-                guard let n = DispatcherOptions.integer(value), n >= 1 else {
-                    throw UniFlowError(.invalidArgument, "option 'max_cascade' must be an integer >= 1, got \(value.jsonText)")
-                }
-                maxCascade = Int(n)
+                maxCascade = try Self.count(key, value)
             case "report_skipped":
-                guard let flag = value.boolValue else {
-                    throw UniFlowError(.invalidArgument, "option 'report_skipped' must be a boolean, got \(value.jsonText)")
-                }
-                reportSkipped = flag
+                reportSkipped = try Self.flag(key, value)
             case "journal":
                 guard let path = value.stringValue, !path.isEmpty else {
                     throw UniFlowError(.invalidArgument, "option 'journal' must be a non-empty path, got \(value.jsonText)")
@@ -66,25 +84,13 @@ struct DispatcherOptions: Sendable, Equatable {
                 }
                 journal = path
             case "journal_sync":
-                guard let flag = value.boolValue else {
-                    throw UniFlowError(.invalidArgument, "option 'journal_sync' must be a boolean, got \(value.jsonText)")
-                }
-                journalSync = flag
+                journalSync = try Self.flag(key, value)
             case "timers":
-                guard let text = value.stringValue, let timers = Timers(rawValue: text) else {
-                    throw UniFlowError(.invalidArgument, "option 'timers' must be \"thread\" or \"host\", got \(value.jsonText)")
-                }
-                self.timers = timers
+                timers = try Self.choice(key, value, "\"thread\" or \"host\"")
             case "clock":
-                guard let text = value.stringValue, let clock = DispatcherClock.Kind(rawValue: text) else {
-                    throw UniFlowError(.invalidArgument, "option 'clock' must be \"monotonic\" or \"manual\", got \(value.jsonText)")
-                }
-                self.clock = clock
+                clock = try Self.choice(key, value, "\"monotonic\" or \"manual\"")
             case "deferred_limit":
-                guard let n = DispatcherOptions.integer(value), n >= 1 else {
-                    throw UniFlowError(.invalidArgument, "option 'deferred_limit' must be an integer >= 1, got \(value.jsonText)")
-                }
-                deferredLimit = Int(n)
+                deferredLimit = try Self.count(key, value)
             default:
                 throw UniFlowError(.invalidArgument, "unknown option '\(key)'")
             }
