@@ -1,6 +1,7 @@
 """The examples in the package's docstrings run as written (``>>>`` lines are
 doctests). Each example that uses a ``d`` gets a fresh dispatcher whose
-FileDownloading (the seed's feature) is in progress at 10."""
+FileDownloading (the README's download feature, as ``conftest.FILE_DOWNLOADING``
+writes it out) is in progress at 10."""
 
 from __future__ import annotations
 
