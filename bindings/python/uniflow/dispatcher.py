@@ -33,7 +33,7 @@ from ._encoding import json_text as _json_text
 from ._encoding import json_value_text as _json_text_value
 from ._encoding import name as _name
 from ._encoding import take_string as _take_string
-from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, holding_the_gil, load
+from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, holding_the_gil, load, require
 from ._prepared import PreparedActions
 from .errors import InvalidArgument, Misuse, Status, check
 from .instance import Instance
@@ -66,14 +66,6 @@ def library_version() -> str:
     return str(lib.uf_version().decode())
 
 
-def _require(lib: Any, name: str) -> Any:
-    fn = getattr(lib, name, None)
-    if fn is None:
-        raise Misuse(f"{name} is not exported by the loaded libuniflow ({load()[1]}); "
-                     f"this part of the API needs a newer build of the library")
-    return fn
-
-
 def logic_apply(rule: Any, data: Any = None) -> Any:
     """Evaluates a JsonLogic rule over ``data`` (both Python values, sent as JSON) with
     the library's evaluator (``uf_logic_apply``) and returns the result.
@@ -84,8 +76,8 @@ def logic_apply(rule: Any, data: Any = None) -> Any:
     An unknown operator, a malformed rule or a non-finite result raises
     :class:`uniflow.SchemaError`. Needs no dispatcher; any thread.
     """
-    lib, _ = load()
-    fn = _require(lib, "uf_logic_apply")
+    lib, path = load()
+    fn = require(lib, "uf_logic_apply", path)
     out = c_void_p()
     rc = fn(_json_text_value(rule, "rule"), None if data is None else _json_text_value(data, "data"), byref(out))
     if rc < 0:
@@ -533,7 +525,7 @@ class Dispatcher(PreparedActions):
         subscribers then see each mutation in order. :class:`uniflow.Misuse` inside a
         callback.
         """
-        fn = _require(self._lib, "uf_submit_batch")
+        fn = require(self._lib, "uf_submit_batch")
         if isinstance(actions, Mapping):
             raise TypeError("batch takes a list of actions (or JSON text of one), got a mapping")
         if isinstance(actions, (str, bytes, os.PathLike)):
@@ -558,7 +550,7 @@ class Dispatcher(PreparedActions):
         not registered. A keyed feature without ``key``: ``InvalidArgument`` (read
         :attr:`state` for all its instances); ``key`` on a single feature: ``SchemaError``."""
         if key is not None:
-            text = self._text_result(_require(self._lib, "uf_instance_get"), _name(feature, "feature"), _name(key, "key"))
+            text = self._text_result(require(self._lib, "uf_instance_get"), _name(feature, "feature"), _name(key, "key"))
         else:
             text = self._text_result(self._lib.uf_feature_get, _name(feature, "feature"))
         value = json.loads(text) if text is not None else None
@@ -602,7 +594,7 @@ class Dispatcher(PreparedActions):
         """The model now, for :meth:`restore`. With ``timers=True``, the durable
         snapshot: ``{"clock", "model", "timers": [...]}`` (armed timers included)."""
         if timers:
-            text = self._text_result(_require(self._lib, "uf_snapshot_get"))
+            text = self._text_result(require(self._lib, "uf_snapshot_get"))
             return json.loads(text) if text else {}
         return self.state
 
@@ -616,15 +608,15 @@ class Dispatcher(PreparedActions):
         timers are armed again by their ``on_restore``. :class:`uniflow.Misuse` inside a
         callback."""
         name = "uf_snapshot_restore" if timers else "uf_state_restore"
-        return self._finish(_require(self._lib, name)(self._handle, _document_text(snapshot, "snapshot")))
+        return self._finish(require(self._lib, name)(self._handle, _document_text(snapshot, "snapshot")))
 
     def replay(self, journal: Union[str, "os.PathLike[str]"]) -> Status:
         """Installs the mutations (and timers) of a journal written with the same definitions."""
-        return self._finish(_require(self._lib, "uf_replay_file")(self._handle, _c_text(os.fsencode(journal), "journal")))
+        return self._finish(require(self._lib, "uf_replay_file")(self._handle, _c_text(os.fsencode(journal), "journal")))
 
     def graph(self, feature: Optional[str] = None) -> str:
         """Graphviz DOT of the registered features (or of one)."""
-        return self._text_result(_require(self._lib, "uf_graph_dot"), _name(feature, "feature")) or ""
+        return self._text_result(require(self._lib, "uf_graph_dot"), _name(feature, "feature")) or ""
 
     # -- time --------------------------------------------------------------------------------
 
@@ -634,30 +626,30 @@ class Dispatcher(PreparedActions):
         to whole milliseconds). The action is checked now, up to its payload. An ``id`` names the timer: arming an
         armed id replaces it (debounce), or with ``keep=True`` keeps the armed one
         (throttle). A timer without an id cannot be cancelled."""
-        fn = _require(self._lib, "uf_submit_after")
+        fn = require(self._lib, "uf_submit_after")
         return self._finish(fn(self._handle_or_raise(), _document_text(action, "action"),
                                _milliseconds(seconds, "seconds"), _name(id, "id"), _TIMER_KEEP if keep else 0))
 
     def cancel_timer(self, id: str) -> Status:
         """Disarms the timer ``id``: it never fires, even if it was due. ``NotFound``
         when none is armed; ``Misuse`` for a state timer (leave the state instead)."""
-        return self._finish(_require(self._lib, "uf_timer_cancel")(self._handle_or_raise(), _name(id, "id")))
+        return self._finish(require(self._lib, "uf_timer_cancel")(self._handle_or_raise(), _name(id, "id")))
 
     def timers(self) -> List[Dict[str, Any]]:
         """The armed timers, soonest first: ``[{"id", "due_in_ms", "ms"}, ...]``."""
-        text = self._text_result(_require(self._lib, "uf_timers_get"))
+        text = self._text_result(require(self._lib, "uf_timers_get"))
         return json.loads(text) if text else []
 
     def advance(self, seconds: float) -> Status:
         """A manual clock (``clock="manual"``): moves it on by ``seconds``, firing every
         timer due by then, in order. ``Misuse`` on a monotonic clock or inside a callback."""
-        fn = _require(self._lib, "uf_clock_advance")
+        fn = require(self._lib, "uf_clock_advance")
         return self._finish(fn(self._handle_or_raise(), _milliseconds(seconds, "seconds")))
 
     def now(self) -> float:
         """The dispatcher's clock in seconds (since it was made, or the manual reading)."""
         out = c_uint64()
-        rc = _require(self._lib, "uf_clock_now")(self._handle_or_raise(), byref(out))
+        rc = require(self._lib, "uf_clock_now")(self._handle_or_raise(), byref(out))
         if rc < 0:
             self._finish(rc)
         return out.value / 1000.0
@@ -668,7 +660,7 @@ class Dispatcher(PreparedActions):
         """The descriptor that is readable while :meth:`run_pending` has work (the
         dispatcher owns it: do not close it)."""
         out = c_int()
-        rc = _require(self._lib, "uf_loop_fd")(self._handle_or_raise(), byref(out))
+        rc = require(self._lib, "uf_loop_fd")(self._handle_or_raise(), byref(out))
         if rc < 0:
             self._finish(rc)
         return out.value
@@ -677,7 +669,7 @@ class Dispatcher(PreparedActions):
         """What to wait for before :meth:`run_pending` has work: 0, the seconds until
         the next host timer, or ``None`` when nothing waits."""
         out = c_int()
-        rc = _require(self._lib, "uf_loop_timeout")(self._handle_or_raise(), byref(out))
+        rc = require(self._lib, "uf_loop_timeout")(self._handle_or_raise(), byref(out))
         if rc < 0:
             self._finish(rc)
         return None if out.value < 0 else out.value / 1000.0
@@ -686,7 +678,7 @@ class Dispatcher(PreparedActions):
         """Fires the host timers due and makes the deferred deliveries waiting (on
         this thread); returns how many. What the callbacks submit runs before it returns."""
         out = c_uint64()
-        rc = _require(self._lib, "uf_loop_run")(self._handle_or_raise(), byref(out))
+        rc = require(self._lib, "uf_loop_run")(self._handle_or_raise(), byref(out))
         self._finish(rc)
         return out.value
 
@@ -747,7 +739,7 @@ class Dispatcher(PreparedActions):
         handle = self._handle_or_raise()
         # Arguments first: once kept, the callback is released only by the library.
         when_bytes = _name(when, "when")
-        subscribe = _require(self._lib, "uf_subscribe_deferred") if deferred else self._lib.uf_subscribe
+        subscribe = require(self._lib, "uf_subscribe_deferred") if deferred else self._lib.uf_subscribe
         cfunc = _callbacks.make_subscriber(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
@@ -787,7 +779,7 @@ class Dispatcher(PreparedActions):
             raise TypeError(f"watch function must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
         selector = _selector(select)
-        watch = _require(self._lib, "uf_watch_deferred" if deferred else "uf_watch")
+        watch = require(self._lib, "uf_watch_deferred" if deferred else "uf_watch")
         cfunc = _callbacks.make_watch(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
@@ -830,7 +822,7 @@ class Dispatcher(PreparedActions):
             raise TypeError(f"interceptor must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
         feature_bytes = _name(feature, "feature")
-        intercept = _require(self._lib, "uf_intercept")
+        intercept = require(self._lib, "uf_intercept")
         cfunc = _callbacks.make_interceptor(self._errors, fn)
         token = self._keep_callback(cfunc, fn)
         out = c_uint64()
@@ -863,7 +855,7 @@ class Dispatcher(PreparedActions):
         ``then`` any result succeeds. An exception fails the binding and is re-raised
         from the outermost call. :class:`uniflow.AlreadyExists` for a name taken.
         """
-        register = _require(self._lib, "uf_register_handler")
+        register = require(self._lib, "uf_register_handler")
         if not callable(fn):
             raise TypeError(f"handler must be callable, got {type(fn).__name__}")
         handle = self._handle_or_raise()
