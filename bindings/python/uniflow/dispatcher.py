@@ -21,7 +21,6 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
-    TypeVar,
     Union,
 )
 
@@ -35,6 +34,11 @@ from ._encoding import name as _name
 from ._encoding import take_string as _take_string
 from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, holding_the_gil, load, require
 from ._prepared import PreparedActions
+# Re-exported: the aliases were defined here first, and are still imported from here.
+from ._types import ActionLike as ActionLike
+from ._types import DefinitionsLike as DefinitionsLike
+from ._types import F as F
+from ._types import Via as Via
 from .errors import InvalidArgument, Misuse, Status, check
 from .instance import Instance
 from .intercept import Action
@@ -44,14 +48,6 @@ from .subscription import Interceptor, Subscription, Watch
 from .values import ActionKind, Payload, State
 
 __all__ = ["Dispatcher", "Subscription", "logic_apply", "library_version"]
-
-#: An action as a dict (see ``docs/actions.md``) or as JSON text.
-ActionLike = Union[Mapping[str, Any], str, bytes]
-#: Feature definitions: a path, JSON text, one definition (dict) or a list of them.
-DefinitionsLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Sequence[Mapping[str, Any]], bytes]
-#: What a via callable returns: the new payload (dict or JSON text), None, or DECLINE.
-Via = Callable[[Optional[Payload]], Any]
-F = TypeVar("F", bound=Callable[..., Any])
 
 _RESULT = (Status.OK, Status.QUEUED)
 OK = Status.OK
