@@ -1,4 +1,10 @@
-"""The :class:`Dispatcher`: one ``uf_dispatcher`` and everything Python keeps for it."""
+"""The :class:`Dispatcher`: one ``uf_dispatcher`` and everything Python keeps for it.
+
+This module holds its construction, lifetime, registration and actions; the rest of
+its methods come from mixins: reading and restoring the model (``_model``),
+subscribers, watches, interceptors, the reporter and handlers (``_observers``), time
+and the host's loop (``_timers``), and the hot path's prepared actions (``_prepared``).
+"""
 
 from __future__ import annotations
 
