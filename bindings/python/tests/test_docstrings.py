@@ -1,20 +1,25 @@
 """The examples in the package's docstrings run as written (``>>>`` lines are
 doctests). Each example that uses a ``d`` gets a fresh dispatcher whose
-FileDownloading (the seed's feature) is in progress at 10."""
+FileDownloading (the README's download feature, as ``conftest.FILE_DOWNLOADING``
+writes it out) is in progress at 10."""
 
 from __future__ import annotations
 
 import doctest
+import sys
 from typing import List
 
 import pytest
 
 import uniflow
-import uniflow.dispatcher
 import uniflow.scenario
 from conftest import FILE_DOWNLOADING, REPO_ROOT
 
-MODULES = [uniflow, uniflow.dispatcher, uniflow.scenario]
+# The Dispatcher's methods are defined in dispatcher.py and in the modules of the
+# mixins it inherits (uniflow._observers, ...): each of those modules is searched.
+_DISPATCHER_MODULES = [sys.modules[c.__module__] for c in uniflow.Dispatcher.__mro__
+                       if c.__module__.startswith("uniflow.")]
+MODULES = [uniflow, *dict.fromkeys(_DISPATCHER_MODULES), uniflow.scenario]
 
 
 def examples() -> List[doctest.DocTest]:

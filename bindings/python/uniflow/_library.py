@@ -32,6 +32,8 @@ from ctypes import (
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from .errors import Misuse
+
 __all__ = [
     "LibraryNotFoundError",
     "load",
@@ -304,6 +306,16 @@ def has(name: str) -> bool:
     """Whether the loaded library exports ``name`` (optional parts of the API)."""
     lib, _ = load()
     return hasattr(lib, name)
+
+
+def require(lib: Any, name: str, path: Optional[str] = None) -> Any:
+    """``lib``'s function ``name``; :class:`uniflow.Misuse` naming it and the library
+    (``path``, by default the loaded library's) when the library does not export it."""
+    fn = getattr(lib, name, None)
+    if fn is None:
+        raise Misuse(f"{name} is not exported by the loaded libuniflow ({path if path is not None else load()[1]}); "
+                     f"this part of the API needs a newer build of the library")
+    return fn
 
 
 def library_path() -> str:

@@ -1,77 +1,66 @@
-"""The :class:`Dispatcher`: one ``uf_dispatcher`` and everything Python keeps for it."""
+"""The :class:`Dispatcher`: one ``uf_dispatcher`` and everything Python keeps for it.
+
+This module holds its construction, lifetime, registration and actions; the rest of
+its methods come from mixins: reading and restoring the model (``_model``),
+subscribers, watches, interceptors, the reporter and handlers (``_observers``), time
+and the host's loop (``_timers``), and the hot path's prepared actions (``_prepared``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import sys
 import threading
 import weakref
-from ctypes import byref, c_char, c_int, c_uint64, c_void_p
+from ctypes import byref, c_char, c_void_p
 from typing import (
     Any,
-    AsyncIterator,
     Callable,
-    Coroutine,
     Dict,
     Iterable,
-    List,
     Mapping,
     Optional,
     Sequence,
-    TypeVar,
     Union,
 )
 
-from . import _callbacks, aio
+from . import _callbacks
 from ._encoding import json_item as _json_item
 from ._encoding import c_text as _c_text
 from ._encoding import document_text as _document_text
 from ._encoding import json_text as _json_text
 from ._encoding import json_value_text as _json_text_value
-from ._encoding import name as _name
 from ._encoding import take_string as _take_string
-from ._library import FREE_FN, REPORT_FN, UF_ACTION_SIZE, UfAction, holding_the_gil, load
+from ._library import UF_ACTION_SIZE, UfAction, holding_the_gil, load, require
+from ._model import ModelAccess
+from ._observers import Observers
 from ._prepared import PreparedActions
-from .errors import InvalidArgument, Misuse, Status, check
+from ._timers import TimersAndLoop
+# Re-exported: the aliases were defined here first, and are still imported from here.
+from ._types import ActionLike as ActionLike
+from ._types import DefinitionsLike as DefinitionsLike
+from ._types import F as F
+from ._types import Via as Via
+from .errors import Misuse, Status, check
 from .instance import Instance
 from .intercept import Action
-from .mutation import BindingCall, Mutation
 from .scenario import Scenario
-from .subscription import Interceptor, Subscription, Watch
-from .values import ActionKind, Payload, State
+from .subscription import Subscription
+from .values import ActionKind, Payload
 
 __all__ = ["Dispatcher", "Subscription", "logic_apply", "library_version"]
-
-#: An action as a dict (see ``docs/actions.md``) or as JSON text.
-ActionLike = Union[Mapping[str, Any], str, bytes]
-#: Feature definitions: a path, JSON text, one definition (dict) or a list of them.
-DefinitionsLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Sequence[Mapping[str, Any]], bytes]
-#: What a via callable returns: the new payload (dict or JSON text), None, or DECLINE.
-Via = Callable[[Optional[Payload]], Any]
-F = TypeVar("F", bound=Callable[..., Any])
 
 _RESULT = (Status.OK, Status.QUEUED)
 OK = Status.OK
 _INITIALIZE, _ACTUALIZE, _TRANSITION, _DEINITIALIZE, _TRIGGER, _SEND = (int(k) for k in ActionKind)
-#: ``uf_submit_after``'s flag: keep an armed timer of the same id (throttle).
-_TIMER_KEEP = 1
 
 
 def library_version() -> str:
     """The loaded library's version (``uf_version()``), e.g. ``"0.2.0"``."""
     lib, _ = load()
     return str(lib.uf_version().decode())
-
-
-def _require(lib: Any, name: str) -> Any:
-    fn = getattr(lib, name, None)
-    if fn is None:
-        raise Misuse(f"{name} is not exported by the loaded libuniflow ({load()[1]}); "
-                     f"this part of the API needs a newer build of the library")
-    return fn
 
 
 def logic_apply(rule: Any, data: Any = None) -> Any:
@@ -84,8 +73,8 @@ def logic_apply(rule: Any, data: Any = None) -> Any:
     An unknown operator, a malformed rule or a non-finite result raises
     :class:`uniflow.SchemaError`. Needs no dispatcher; any thread.
     """
-    lib, _ = load()
-    fn = _require(lib, "uf_logic_apply")
+    lib, path = load()
+    fn = require(lib, "uf_logic_apply", path)
     out = c_void_p()
     rc = fn(_json_text_value(rule, "rule"), None if data is None else _json_text_value(data, "data"), byref(out))
     if rc < 0:
@@ -94,32 +83,7 @@ def logic_apply(rule: Any, data: Any = None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def _selector(select: Any) -> bytes:
-    """A watch's selector: a dotted path into the model (``"F.payload.x"`` is
-    ``{"var": "model.F.payload.x"}``) or a JsonLogic rule (a dict)."""
-    if isinstance(select, str):
-        if select.lstrip().startswith("{"):
-            return _json_text(select, "select")
-        return _json_text({"var": "model." + select}, "select")
-    return _json_text(select, "select")
-
-
-def _milliseconds(seconds: float, what: str) -> int:
-    """Seconds as whole milliseconds, rounded up (a timer never fires early). Past 2^53
-    ms the library refuses them; past 2^64 a C uint64_t would wrap, so they stop here."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0 or (
-            isinstance(seconds, float) and not math.isfinite(seconds)):
-        raise InvalidArgument(f"{what} must be a number of seconds >= 0, got {seconds!r}")
-    # An int exactly (it may be too large for a float), a float rounded up.
-    ms = seconds * 1000 if isinstance(seconds, int) else int(math.ceil(seconds * 1000 - 1e-9))
-    if ms == 0 and seconds > 0:
-        ms = 1  # any delay at all is at least the next millisecond
-    if ms > 2**53:
-        raise InvalidArgument(f"{what} is {seconds!r}, more than 2^53 ms")
-    return ms
-
-
-class Dispatcher(PreparedActions):
+class Dispatcher(ModelAccess, Observers, TimersAndLoop, PreparedActions):
     """A uniflow dispatcher: the GlobalModel, its features, subscriptions and reporter.
 
     >>> with Dispatcher() as d:
@@ -364,12 +328,6 @@ class Dispatcher(PreparedActions):
             rc = lib.uf_register(handle, _json_text(definitions, "definitions"))
         return self._finish(rc)
 
-    @property
-    def definitions(self) -> Dict[str, Any]:
-        """``{"features": [...]}``: every definition as registered, in order."""
-        text = self._text_result(self._lib.uf_definitions_get)
-        return json.loads(text) if text else {"features": []}
-
     # -- actions ---------------------------------------------------------------------------
 
     def initialize(self, feature: str, into: str, payload: Optional[Union[Payload, str]] = None,
@@ -533,7 +491,7 @@ class Dispatcher(PreparedActions):
         subscribers then see each mutation in order. :class:`uniflow.Misuse` inside a
         callback.
         """
-        fn = _require(self._lib, "uf_submit_batch")
+        fn = require(self._lib, "uf_submit_batch")
         if isinstance(actions, Mapping):
             raise TypeError("batch takes a list of actions (or JSON text of one), got a mapping")
         if isinstance(actions, (str, bytes, os.PathLike)):
@@ -549,331 +507,6 @@ class Dispatcher(PreparedActions):
         entry (when ``into`` is given) and deinitializes it on exit if it still lives;
         ``dl.transition(...)``, ``dl.get()``, ``dl.send(...)`` act on it."""
         return Instance(self, feature, key, into, payload)
-
-    # -- state -----------------------------------------------------------------------------
-
-    def get(self, feature: str, key: Optional[str] = None) -> Optional[State]:
-        """The state of ``feature`` (of its instance ``key``), or ``None`` when it is not
-        initialized (the instance does not live). :class:`uniflow.NotFound` when it is
-        not registered. A keyed feature without ``key``: ``InvalidArgument`` (read
-        :attr:`state` for all its instances); ``key`` on a single feature: ``SchemaError``."""
-        if key is not None:
-            text = self._text_result(_require(self._lib, "uf_instance_get"), _name(feature, "feature"), _name(key, "key"))
-        else:
-            text = self._text_result(self._lib.uf_feature_get, _name(feature, "feature"))
-        value = json.loads(text) if text is not None else None
-        if key is None and (value is None or not isinstance(value.get("state"), str)) \
-                and self._is_keyed(feature):
-            raise InvalidArgument(f"{feature} is keyed: name an instance with key=")
-        if value is None:
-            return None
-        return State(value["state"], value["payload"])
-
-    def _is_keyed(self, feature: str) -> bool:
-        # A registered feature stays as it was registered: asked once, not on every
-        # get() of one that is absent (reading the definitions costs their size).
-        keyed = self._keyed.get(feature)
-        if keyed is None:
-            keyed = any(f.get("feature") == feature and f.get("instances") == "keyed"
-                        for f in self.definitions.get("features", []))
-            if len(self._keyed) < 4096:
-                self._keyed[feature] = keyed
-        return keyed
-
-    @property
-    def state(self) -> Dict[str, Any]:
-        """The GlobalModel as JSON data: ``{"Feature": {"state": "S", "payload": {...}}}``
-        (a keyed feature: ``{"Feature": {key: {"state": ..., "payload": ...}, ...}}``),
-        initialized features only, in registration order."""
-        text = self._text_result(self._lib.uf_state_get)
-        return json.loads(text) if text else {}
-
-    def states(self) -> Dict[str, Any]:
-        """The GlobalModel as ``{feature: State}`` (a keyed feature: ``{key: State}``)."""
-        result: Dict[str, Any] = {}
-        for name, value in self.state.items():
-            if isinstance(value.get("state"), str):
-                result[name] = State(value["state"], value["payload"])
-            else:
-                result[name] = {key: State(v["state"], v["payload"]) for key, v in value.items()}
-        return result
-
-    def snapshot(self, timers: bool = False) -> Dict[str, Any]:
-        """The model now, for :meth:`restore`. With ``timers=True``, the durable
-        snapshot: ``{"clock", "model", "timers": [...]}`` (armed timers included)."""
-        if timers:
-            text = self._text_result(_require(self._lib, "uf_snapshot_get"))
-            return json.loads(text) if text else {}
-        return self.state
-
-    def restore(self, snapshot: Union[Mapping[str, Any], str, bytes, "os.PathLike[str]"],
-                timers: bool = False) -> Status:
-        """Replaces the model with a :meth:`snapshot` (a dict, JSON text, or the path of
-        a file that holds it) taken on a dispatcher with the same definitions (validated
-        first: invalid input changes nothing). No mutations
-        are sent; restored features' model bindings become active and their state
-        timers armed afresh. With ``timers=True`` the snapshot is a durable one, and its
-        timers are armed again by their ``on_restore``. :class:`uniflow.Misuse` inside a
-        callback."""
-        name = "uf_snapshot_restore" if timers else "uf_state_restore"
-        return self._finish(_require(self._lib, name)(self._handle, _document_text(snapshot, "snapshot")))
-
-    def replay(self, journal: Union[str, "os.PathLike[str]"]) -> Status:
-        """Installs the mutations (and timers) of a journal written with the same definitions."""
-        return self._finish(_require(self._lib, "uf_replay_file")(self._handle, _c_text(os.fsencode(journal), "journal")))
-
-    def graph(self, feature: Optional[str] = None) -> str:
-        """Graphviz DOT of the registered features (or of one)."""
-        return self._text_result(_require(self._lib, "uf_graph_dot"), _name(feature, "feature")) or ""
-
-    # -- time --------------------------------------------------------------------------------
-
-    def submit_after(self, seconds: float, action: Union[ActionLike], id: Optional[str] = None,
-                     keep: bool = False) -> Status:
-        """Submits ``action`` (as :meth:`submit` takes it) after ``seconds`` (rounded up
-        to whole milliseconds). The action is checked now, up to its payload. An ``id`` names the timer: arming an
-        armed id replaces it (debounce), or with ``keep=True`` keeps the armed one
-        (throttle). A timer without an id cannot be cancelled."""
-        fn = _require(self._lib, "uf_submit_after")
-        return self._finish(fn(self._handle_or_raise(), _document_text(action, "action"),
-                               _milliseconds(seconds, "seconds"), _name(id, "id"), _TIMER_KEEP if keep else 0))
-
-    def cancel_timer(self, id: str) -> Status:
-        """Disarms the timer ``id``: it never fires, even if it was due. ``NotFound``
-        when none is armed; ``Misuse`` for a state timer (leave the state instead)."""
-        return self._finish(_require(self._lib, "uf_timer_cancel")(self._handle_or_raise(), _name(id, "id")))
-
-    def timers(self) -> List[Dict[str, Any]]:
-        """The armed timers, soonest first: ``[{"id", "due_in_ms", "ms"}, ...]``."""
-        text = self._text_result(_require(self._lib, "uf_timers_get"))
-        return json.loads(text) if text else []
-
-    def advance(self, seconds: float) -> Status:
-        """A manual clock (``clock="manual"``): moves it on by ``seconds``, firing every
-        timer due by then, in order. ``Misuse`` on a monotonic clock or inside a callback."""
-        fn = _require(self._lib, "uf_clock_advance")
-        return self._finish(fn(self._handle_or_raise(), _milliseconds(seconds, "seconds")))
-
-    def now(self) -> float:
-        """The dispatcher's clock in seconds (since it was made, or the manual reading)."""
-        out = c_uint64()
-        rc = _require(self._lib, "uf_clock_now")(self._handle_or_raise(), byref(out))
-        if rc < 0:
-            self._finish(rc)
-        return out.value / 1000.0
-
-    # -- the host's loop ---------------------------------------------------------------------
-
-    def fileno(self) -> int:
-        """The descriptor that is readable while :meth:`run_pending` has work (the
-        dispatcher owns it: do not close it)."""
-        out = c_int()
-        rc = _require(self._lib, "uf_loop_fd")(self._handle_or_raise(), byref(out))
-        if rc < 0:
-            self._finish(rc)
-        return out.value
-
-    def timeout(self) -> Optional[float]:
-        """What to wait for before :meth:`run_pending` has work: 0, the seconds until
-        the next host timer, or ``None`` when nothing waits."""
-        out = c_int()
-        rc = _require(self._lib, "uf_loop_timeout")(self._handle_or_raise(), byref(out))
-        if rc < 0:
-            self._finish(rc)
-        return None if out.value < 0 else out.value / 1000.0
-
-    def run_pending(self) -> int:
-        """Fires the host timers due and makes the deferred deliveries waiting (on
-        this thread); returns how many. What the callbacks submit runs before it returns."""
-        out = c_uint64()
-        rc = _require(self._lib, "uf_loop_run")(self._handle_or_raise(), byref(out))
-        self._finish(rc)
-        return out.value
-
-    def attach(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """Lets the asyncio event loop (the running one by default) run this
-        dispatcher's deferred deliveries and host timers (:mod:`uniflow.aio`)."""
-        aio.attach(self, loop)
-
-    def detach(self) -> None:
-        """Removes the dispatcher from its event loop (idempotent)."""
-        aio.detach(self)
-
-    def mutations(self, when: Optional[str] = None) -> AsyncIterator[Mutation]:
-        """``async for m in d.mutations(when)``: the mutations from now on, on the loop
-        (an attached dispatcher; ``Misuse`` otherwise)."""
-        return aio.mutations(self, when)
-
-    def wait_for(self, when: Optional[str] = None,
-                 timeout: Optional[float] = None) -> Coroutine[Any, Any, Mutation]:
-        """``await d.wait_for(when)``: the first matching mutation after the call
-        (``asyncio.TimeoutError`` after ``timeout`` seconds); an attached dispatcher
-        only (``Misuse`` otherwise, raised by the call, which also subscribes)."""
-        return aio.wait_for(self, when, timeout)
-
-    def values(self, select: Any) -> AsyncIterator[Any]:
-        """``async for v in d.values(select)``: a watch's values, on the loop."""
-        return aio.values(self, select)
-
-    # -- subscribers, watches, interceptors, reporter, handlers ---------------------------
-
-    def _keep_callback(self, cfunc: Any, fn: Any) -> int:
-        token = _callbacks.new_token()
-        self._keep[token] = (cfunc, fn)
-        _callbacks.own(token, self._ref)
-        return token
-
-    def _registered(self, rc: int, token: int, out: c_uint64) -> int:
-        if rc < 0:
-            self._keep.pop(token, None)  # C already released it; be sure
-            self._finish(rc)
-        return out.value
-
-    def subscribe(self, fn: Callable[[Mutation], Any], when: Optional[str] = None,
-                  deferred: bool = False) -> Subscription:
-        """Calls ``fn(mutation)`` for every mutation matched by the filter ``when``
-        (``None``: every mutation; e.g. ``"TransitionInto<FileDownloading.Completed>"``,
-        ``"AnyMutationOf<Download[a_pdf]>"``).
-
-        ``fn`` returns :data:`uniflow.STOP` to end the subscription (anything else keeps
-        it) and may submit (queued), subscribe, cancel (itself included) and read state.
-        An exception it raises leaves the mutation applied and is re-raised from the
-        outermost action call. The :class:`Mutation` is lazy and stays usable after
-        ``fn`` returns. With ``deferred=True`` the mutations wait for
-        :meth:`run_pending` (or the event loop, see :meth:`attach`), on its thread.
-        """
-        if not callable(fn):
-            raise TypeError(f"subscriber must be callable, got {type(fn).__name__}")
-        handle = self._handle_or_raise()
-        # Arguments first: once kept, the callback is released only by the library.
-        when_bytes = _name(when, "when")
-        subscribe = _require(self._lib, "uf_subscribe_deferred") if deferred else self._lib.uf_subscribe
-        cfunc = _callbacks.make_subscriber(self._errors, fn)
-        token = self._keep_callback(cfunc, fn)
-        out = c_uint64()
-        rc = subscribe(handle, when_bytes, cfunc, token, _callbacks.RELEASE, byref(out))
-        return Subscription(self, self._registered(rc, token, out), token, when)
-
-    def on(self, when: Optional[str] = None, deferred: bool = False) -> Callable[[F], F]:
-        """Decorator form of :meth:`subscribe`; returns the function unchanged, with the
-        :class:`Subscription` in its ``subscription`` attribute (when it takes one).
-
-        >>> @d.on("TransitionInto<FileDownloading.Completed>")
-        ... def done(m): print("done")
-        >>> d.transition("FileDownloading", into="Completed")
-        done
-        <Status.OK: 0>
-        """
-
-        def decorator(fn: F) -> F:
-            subscription = self.subscribe(fn, when, deferred=deferred)
-            try:
-                fn.subscription = subscription  # type: ignore[attr-defined]
-            except (AttributeError, TypeError):
-                pass
-            return fn
-
-        return decorator
-
-    def watch(self, select: Any, fn: Callable[[Any], Any], deferred: bool = False) -> Watch:
-        """Calls ``fn(value)`` with the value ``select`` picks from the model, now and
-        then whenever it changes (compared as JSON), once per outer call.
-
-        ``select`` is a dotted path (``"FileDownloading.payload.progress"``) or a
-        JsonLogic rule over ``{"model": ...}`` (a dict). ``fn`` returns
-        :data:`uniflow.STOP` to end the watch. With ``deferred=True`` the values wait for
-        :meth:`run_pending` (coalesced to the latest)."""
-        if not callable(fn):
-            raise TypeError(f"watch function must be callable, got {type(fn).__name__}")
-        handle = self._handle_or_raise()
-        selector = _selector(select)
-        watch = _require(self._lib, "uf_watch_deferred" if deferred else "uf_watch")
-        cfunc = _callbacks.make_watch(self._errors, fn)
-        token = self._keep_callback(cfunc, fn)
-        out = c_uint64()
-        ident = threading.get_ident()
-        pending = ident in self._errors
-        rc = watch(handle, selector, cfunc, token, _callbacks.RELEASE, byref(out))
-        result = Watch(self, self._registered(rc, token, out), token, select)
-        # The first value was delivered inside uf_watch (unless deferred): if fn raised,
-        # no watch is left (no handle would end it), and the exception is this call's,
-        # or, inside a callback, the outer call's.
-        if not pending and ident in self._errors:
-            result.cancel()
-        self._finish(Status.OK)
-        return result
-
-    def intercept(self, fn: Any = None, feature: Optional[str] = None) -> Any:
-        """Calls ``fn(action)`` with each :class:`uniflow.Action` about to be applied
-        (of ``feature``, or of every feature): ``None`` lets it through,
-        :data:`uniflow.REJECT` or ``raise uniflow.Veto(reason)`` vetoes it, another
-        exception fails it. Returns the :class:`Interceptor`.
-
-        Also a decorator: ``@d.intercept("FileDownloading")`` (the feature's name) or
-        ``@d.intercept()``. The function stays a function, and gains the
-        :class:`Interceptor` as ``.interceptor`` and its ``.cancel()``.
-        """
-        if fn is None or isinstance(fn, str):
-            name = fn if isinstance(fn, str) else feature
-
-            def decorator(function: F) -> F:
-                interceptor = self.intercept(function, feature=name)
-                try:
-                    function.interceptor = interceptor  # type: ignore[attr-defined]
-                    function.cancel = interceptor.cancel  # type: ignore[attr-defined]
-                except (AttributeError, TypeError):
-                    pass
-                return function
-
-            return decorator
-        if not callable(fn):
-            raise TypeError(f"interceptor must be callable, got {type(fn).__name__}")
-        handle = self._handle_or_raise()
-        feature_bytes = _name(feature, "feature")
-        intercept = _require(self._lib, "uf_intercept")
-        cfunc = _callbacks.make_interceptor(self._errors, fn)
-        token = self._keep_callback(cfunc, fn)
-        out = c_uint64()
-        rc = intercept(handle, feature_bytes, cfunc, token, _callbacks.RELEASE, byref(out))
-        return Interceptor(self, self._registered(rc, token, out), token, feature)
-
-    def set_reporter(self, fn: Optional[Callable[[Dict[str, Any]], Any]]) -> None:
-        """Sends every report to ``fn`` as a dict (``docs/processing.md``); ``None``
-        goes back to the built-in reporter (which prints according to ``reporting``)."""
-        handle = self._handle_or_raise()
-        if fn is None:
-            rc = self._lib.uf_set_reporter(handle, REPORT_FN(), None, FREE_FN())  # NULLs
-        else:
-            if not callable(fn):
-                raise TypeError(f"reporter must be callable, got {type(fn).__name__}")
-            cfunc = _callbacks.make_reporter(self._errors, fn)
-            token = self._keep_callback(cfunc, fn)
-            rc = self._lib.uf_set_reporter(handle, cfunc, token, _callbacks.RELEASE)
-            if rc < 0:
-                self._keep.pop(token, None)
-        if rc < 0:
-            self._finish(rc)
-
-    def register_handler(self, name: str, fn: Callable[[BindingCall], Any]) -> None:
-        """Registers ``fn`` as the host handler ``name`` for model bindings' and event
-        guards' ``{"call": name}`` (register handlers before the definitions that name them).
-
-        ``fn(call)`` receives a :class:`uniflow.BindingCall`. In a ``given`` clause (or
-        as a guard) a true result holds and a false one (``None`` included) does not; in
-        ``then`` any result succeeds. An exception fails the binding and is re-raised
-        from the outermost call. :class:`uniflow.AlreadyExists` for a name taken.
-        """
-        register = _require(self._lib, "uf_register_handler")
-        if not callable(fn):
-            raise TypeError(f"handler must be callable, got {type(fn).__name__}")
-        handle = self._handle_or_raise()
-        name_bytes = _name(name, "name")
-        cfunc = _callbacks.make_handler(self._errors, fn)
-        token = self._keep_callback(cfunc, fn)
-        rc = register(handle, name_bytes, cfunc, token, _callbacks.RELEASE)
-        if rc < 0:
-            self._keep.pop(token, None)
-            self._finish(rc)
 
     def logic_apply(self, rule: Any, data: Any = None) -> Any:
         """:func:`uniflow.logic_apply` (JsonLogic with the library's evaluator)."""
