@@ -144,6 +144,32 @@ CASES: List[Tuple[str, Any, bool]] = [
 ]
 
 
+# For each field type, defaults that fit it and defaults that do not: a number,
+# string, boolean, null, array and object where each is wrong, and the edges of
+# `integer` (a fraction, 2^53 and one past it, spelled as an integer or a real).
+DEFAULTS: Dict[str, Tuple[List[Any], List[Any]]] = {
+    "string": (["", "zero"], [0, 1.5, True, None, [], {}, ["x"]]),
+    "number": ([0, -3, 1.5, -2e300, 1e15], ["0", True, False, None, [1], {}]),
+    "integer": ([0, -7, 3.0, 1e15, 2 ** 53, -(2 ** 53), float(2 ** 53)],
+                ["zero", "3", 3.5, -0.5, 1e300, 2 ** 53 + 1, -(2 ** 53 + 1), True, None, [3], {}]),
+    "boolean": ([True, False], [0, 1, "true", None, [], {}]),
+    "object": ([{}, {"a": [1, None]}], [[], "{}", 0, True, None]),
+    "array": ([[], [1, "a", None, {}]], [{}, "[]", 0, False, None]),
+    "any": ([None, 0, 1.5, "x", True, [], {"a": 1}], []),
+}
+
+DEFAULT_CASES: List[Tuple[str, Any, bool]] = [
+    (type_name, value, valid)
+    for type_name, (right, wrong) in DEFAULTS.items()
+    for values, valid in ((right, True), (wrong, False))
+    for value in values
+]
+
+
+def with_default(type_name: str, value: Any, **spec: Any) -> Dict[str, Any]:
+    return feature(states={"A": {"fields": {"n": dict({"type": type_name, "default": value}, **spec)}}, "B": {}})
+
+
 def library_accepts(definitions: Any) -> Tuple[bool, str]:
     with uniflow.Dispatcher() as d:
         d.register_handler("h", lambda call: True)
@@ -197,3 +223,32 @@ def test_what_the_schema_leaves_to_the_library() -> None:
         assert VALIDATOR.is_valid(definitions)
         assert library_accepts(definitions)[0] is False
     assert "uniflow check" in SCHEMA["description"]
+
+
+def test_every_type_has_right_and_wrong_defaults() -> None:
+    assert set(DEFAULTS) == set(SCHEMA["$defs"]["type"]["enum"])
+    assert all(wrong for name, (_, wrong) in DEFAULTS.items() if name != "any")
+
+
+@pytest.mark.parametrize("type_name,value,valid", DEFAULT_CASES,
+                         ids=[f"{c[0]} default {json.dumps(c[1])}" for c in DEFAULT_CASES])
+def test_the_schema_and_the_library_agree_on_defaults(type_name: str, value: Any, valid: bool) -> None:
+    for definitions in (with_default(type_name, value), with_default(type_name, value, optional=True)):
+        accepted, message = library_accepts(definitions)
+        assert accepted == valid, f"the library {'accepts' if accepted else 'refuses'} it: {message}"
+        errors = list(VALIDATOR.iter_errors(definitions))
+        assert (errors == []) == valid, [e.message for e in errors]
+        if not valid:
+            # Among the reasons the schema gives is the default itself, not only
+            # that the field matched no form.
+            assert any(list(e.absolute_path)[-2:] == ["n", "default"] for e in all_errors(errors)), \
+                [e.message for e in errors]
+
+
+def all_errors(errors: List[Any]) -> List[Any]:
+    """The errors and, recursively, those of the branches of each oneOf/anyOf."""
+    found: List[Any] = []
+    for error in errors:
+        found.append(error)
+        found.extend(all_errors(list(error.context)))
+    return found
