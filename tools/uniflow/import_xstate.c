@@ -15,9 +15,12 @@
  * jansson values, keeping what it needs for `transitions`; the definition is then
  * assembled in a fixed key order and written by a small serializer of our own
  * (jansson's writes 0.1 as 0.10000000000000001, and cannot keep short arrays on
- * one line).
+ * one line). jansson keeps no positions: the line of a refused element is found
+ * again in the text by the CLI's one JSON position scanner (source_line.c), along
+ * the path the walk keeps.
  */
 #include "import_xstate.h"
+#include "source_line.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -179,196 +182,6 @@ static char *copy_text(const char *text) {
 }
 
 /* ------------------------------------------------------------------------------
- * The line where a path's element starts
- *
- * jansson keeps no positions, so the line is found again in the text: a scanner
- * follows the path's keys and indices through text that jansson has accepted (so
- * it only skips values, and stops at the first surprise; every read is bounded).
- * Keys are compared decoded, escapes included.
- * ------------------------------------------------------------------------------ */
-
-typedef struct segment {
-    const char *key;  /* NULL: an array element */
-    size_t index;
-} segment;
-
-typedef struct cursor {
-    const unsigned char *at, *end;
-} cursor;
-
-static void skip_blanks(cursor *c) {
-    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n' || *c->at == '\r')) c->at++;
-}
-
-/* Skips the string at c->at (on its opening quote). */
-static int skip_string(cursor *c) {
-    if (c->at >= c->end || *c->at != '"') return 0;
-    for (c->at++; c->at < c->end && *c->at != '"'; c->at++) {
-        if (*c->at == '\\') c->at++;
-    }
-    if (c->at >= c->end) return 0;
-    c->at++;
-    return 1;
-}
-
-/* Skips any value, without recursion. */
-static int skip_value(cursor *c) {
-    skip_blanks(c);
-    if (c->at >= c->end) return 0;
-    if (*c->at == '"') return skip_string(c);
-    if (*c->at != '{' && *c->at != '[') {
-        while (c->at < c->end && *c->at != ',' && *c->at != ']' && *c->at != '}' && *c->at != ' ' &&
-               *c->at != '\t' && *c->at != '\r' && *c->at != '\n') {
-            c->at++;
-        }
-        return 1;
-    }
-    size_t depth = 0;
-    while (c->at < c->end) {
-        unsigned char ch = *c->at;
-        if (ch == '"') {
-            if (!skip_string(c)) return 0;
-            continue;
-        }
-        if (ch == '{' || ch == '[') {
-            depth++;
-        } else if (ch == '}' || ch == ']') {
-            if (--depth == 0) {
-                c->at++;
-                return 1;
-            }
-        }
-        c->at++;
-    }
-    return 0;
-}
-
-static int hex_value(const unsigned char *p, const unsigned char *end, unsigned *out) {
-    if (end - p < 4) return 0;
-    unsigned value = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned char h = p[i];
-        unsigned digit = h >= '0' && h <= '9' ? (unsigned)(h - '0')
-                       : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
-                       : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10) : 16u;
-        if (digit == 16u) return 0;
-        value = value * 16 + digit;
-    }
-    *out = value;
-    return 1;
-}
-
-/* Reads the string at c->at and compares it, decoded, with `key`: 1 equal, 0 not,
- * -1 malformed. */
-static int string_equals(cursor *c, const char *key) {
-    const unsigned char *k = (const unsigned char *)key;
-    int equal = 1;
-    if (c->at >= c->end || *c->at != '"') return -1;
-    c->at++;
-    while (c->at < c->end && *c->at != '"') {
-        unsigned char bytes[4];
-        size_t n = 1;
-        if (*c->at != '\\') {
-            bytes[0] = *c->at++;
-        } else {
-            if (++c->at >= c->end) return -1;
-            unsigned char e = *c->at++;
-            switch (e) {
-            case 'b': bytes[0] = '\b'; break;
-            case 'f': bytes[0] = '\f'; break;
-            case 'n': bytes[0] = '\n'; break;
-            case 'r': bytes[0] = '\r'; break;
-            case 't': bytes[0] = '\t'; break;
-            case 'u': {
-                unsigned code, low;
-                if (!hex_value(c->at, c->end, &code)) return -1;
-                c->at += 4;
-                if (code >= 0xd800 && code <= 0xdbff && c->end - c->at >= 6 && c->at[0] == '\\' &&
-                    c->at[1] == 'u' && hex_value(c->at + 2, c->end, &low) && low >= 0xdc00 && low <= 0xdfff) {
-                    code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
-                    c->at += 6;
-                }
-                if (code < 0x80) {
-                    bytes[0] = (unsigned char)code;
-                } else if (code < 0x800) {
-                    bytes[0] = (unsigned char)(0xc0 | (code >> 6));
-                    bytes[1] = (unsigned char)(0x80 | (code & 0x3f));
-                    n = 2;
-                } else if (code < 0x10000) {
-                    bytes[0] = (unsigned char)(0xe0 | (code >> 12));
-                    bytes[1] = (unsigned char)(0x80 | ((code >> 6) & 0x3f));
-                    bytes[2] = (unsigned char)(0x80 | (code & 0x3f));
-                    n = 3;
-                } else {
-                    bytes[0] = (unsigned char)(0xf0 | (code >> 18));
-                    bytes[1] = (unsigned char)(0x80 | ((code >> 12) & 0x3f));
-                    bytes[2] = (unsigned char)(0x80 | ((code >> 6) & 0x3f));
-                    bytes[3] = (unsigned char)(0x80 | (code & 0x3f));
-                    n = 4;
-                }
-                break;
-            }
-            default: bytes[0] = e; break; /* \" \\ \/ */
-            }
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (equal && *k == bytes[i]) k++;
-            else equal = 0;
-        }
-    }
-    if (c->at >= c->end) return -1;
-    c->at++;
-    return equal && *k == '\0';
-}
-
-/* Moves to the value of member `key` of the object at c->at. */
-static int enter_member(cursor *c, const char *key) {
-    skip_blanks(c);
-    if (c->at >= c->end || *c->at != '{') return 0;
-    c->at++;
-    for (;;) {
-        skip_blanks(c);
-        int found = string_equals(c, key);
-        if (found < 0) return 0;
-        skip_blanks(c);
-        if (c->at >= c->end || *c->at++ != ':') return 0;
-        skip_blanks(c);
-        if (found) return 1;
-        if (!skip_value(c)) return 0;
-        skip_blanks(c);
-        if (c->at >= c->end || *c->at++ != ',') return 0;
-    }
-}
-
-/* Moves to element `index` of the array at c->at. */
-static int enter_element(cursor *c, size_t index) {
-    skip_blanks(c);
-    if (c->at >= c->end || *c->at != '[') return 0;
-    c->at++;
-    for (size_t i = 0; i < index; i++) {
-        if (!skip_value(c)) return 0;
-        skip_blanks(c);
-        if (c->at >= c->end || *c->at++ != ',') return 0;
-    }
-    skip_blanks(c);
-    return c->at < c->end && *c->at != ']';
-}
-
-static unsigned long line_of_path(const char *text, size_t length, const segment *path, int depth) {
-    cursor c = {(const unsigned char *)text, (const unsigned char *)text + length};
-    skip_blanks(&c);
-    const unsigned char *found = c.at;
-    for (int i = 0; i < depth; i++) {
-        if (path[i].key != NULL ? !enter_member(&c, path[i].key) : !enter_element(&c, path[i].index)) break;
-        skip_blanks(&c);
-        found = c.at;
-    }
-    unsigned long line = 1;
-    for (const unsigned char *p = (const unsigned char *)text; p < found; p++) line += *p == '\n';
-    return line;
-}
-
-/* ------------------------------------------------------------------------------
  * The importer: what the walk has read so far
  * ------------------------------------------------------------------------------ */
 
@@ -387,7 +200,7 @@ typedef struct importer {
     const char *text;
     size_t length;
     json_t *machine;
-    segment path[PATH_MAX_DEPTH];
+    source_step path[PATH_MAX_DEPTH]; /* the lines come from source_line.c */
     int depth;
     char *error;
     unsigned long line;
@@ -411,12 +224,12 @@ typedef struct importer {
 } importer;
 
 static void push_key(importer *im, const char *key) {
-    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (segment){key, 0};
+    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (source_step){key, 0};
     im->depth++;
 }
 
 static void push_index(importer *im, size_t index) {
-    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (segment){NULL, index};
+    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (source_step){NULL, index};
     im->depth++;
 }
 
@@ -427,7 +240,7 @@ static void pop(importer *im) { im->depth--; }
 static void put_path(buffer *b, const importer *im) {
     int depth = im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH;
     for (int i = 0; i < depth; i++) {
-        const segment *s = &im->path[i];
+        const source_step *s = &im->path[i];
         if (s->key == NULL) {
             char index[32];
             snprintf(index, sizeof index, "[%zu]", s->index);
@@ -483,7 +296,8 @@ static int refuse(importer *im, const char *format, ...) {
         return -1;
     }
     im->error = b.data;
-    im->line = im->depth > 0 ? line_of_path(im->text, im->length, im->path, im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH) : 0;
+    size_t steps = (size_t)(im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH);
+    im->line = im->depth > 0 ? line_of_steps(im->text, im->length, im->path, steps) : 0;
     return -1;
 }
 

@@ -2,9 +2,10 @@
  * import_xstate.h — `uniflow import xstate`: an XState v5 machine config (JSON) as
  * a libuniflow feature definition (docs/cli.md, "import xstate").
  *
- * The converter is a pure function of its input (no I/O, no global state, jansson
- * only), so that the command, its tests and the fuzz target fuzz/fuzz_import.c
- * call the same code. It is part of the tool, not of the library's API.
+ * The converter is a pure function of its input (no I/O, no global state; jansson
+ * and the tool's source_line.c only), so that the command, its tests and the fuzz
+ * target fuzz/fuzz_import.c call the same code. It is part of the tool, not of the
+ * library's API.
  */
 #ifndef UNIFLOW_IMPORT_XSTATE_H
 #define UNIFLOW_IMPORT_XSTATE_H
