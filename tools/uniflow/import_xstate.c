@@ -404,9 +404,16 @@ static int resolve_target(importer *im, const char *text, size_t from, size_t *i
     return 0;
 }
 
+/* XState's built-in guards (and, or, not, stateIn) are written {"type": "xstate.and",
+ * ...}; a guard named "xstate.…" as a string is no host's guard either. */
+static int is_builtin_guard(const char *name) { return strncmp(name, "xstate.", 7) == 0; }
+
 static int read_guard(importer *im, json_t *guard, const char **call) {
     if (json_is_string(guard)) {
         if (json_string_length(guard) == 0) return refuse(im, "an empty guard name");
+        if (is_builtin_guard(json_string_value(guard))) {
+            return refuse(im, "XState's built-in guard %q is not supported", json_string_value(guard));
+        }
         *call = json_string_value(guard);
         return 0;
     }
@@ -419,7 +426,7 @@ static int read_guard(importer *im, json_t *guard, const char **call) {
             if (!json_is_string(value) || json_string_length(value) == 0) {
                 return refuse(im, "expected a guard name, got %s", json_is_string(value) ? "an empty string" : kind_of(value));
             }
-            if (strncmp(json_string_value(value), "xstate.", 7) == 0) {
+            if (is_builtin_guard(json_string_value(value))) {
                 return refuse(im, "XState's built-in guard %q is not supported", json_string_value(value));
             }
             *call = json_string_value(value);
