@@ -838,7 +838,12 @@ static int read_machine(importer *im) {
         }
         pop(im);
     }
-    if (!im->has_initial) return refuse(im, "missing key 'initial': the machine needs an initial state");
+    if (!im->has_initial) {
+        /* The path of the missing key, as every other refusal has one; its line is
+         * where the machine that lacks it starts (the walk finds no `initial`). */
+        push_key(im, "initial");
+        return refuse(im, "missing key: the machine needs an initial state");
+    }
     return 0;
 }
 
