@@ -185,13 +185,17 @@ case_ replay_missing_feature replay defs/download.json "$tmp/journal.jsonl"
 case_ replay_not_a_journal replay $defs actions.jsonl
 case_ replay_missing_journal replay $defs "$tmp/none.jsonl"
 
-# --- import xstate: five machines written from XState's documented concepts
+# --- import xstate: machines written from XState's documented concepts
 case_ import_traffic_light import xstate xstate/traffic_light.json
 # No id: the feature is named after the file (toggle-switch.json -> toggle_switch).
 case_ import_toggle_switch import xstate xstate/toggle-switch.json
 case_ import_fetch_retry import xstate xstate/fetch_retry.json
 case_ import_form_wizard import xstate xstate/form_wizard.json
 case_ import_media_player import xstate xstate/media_player.json
+# XState's escape: the target "file\\.chosen" (JSON) is the state "file.chosen", a
+# name converted as any other (file_chosen); "file.chosen" would be the child state
+# chosen of file (refused: xstate/refused/dotted_target.json).
+case_ import_escaped_dots import xstate xstate/escaped_dots.json
 case_ import_feature_option import xstate --feature Crossing xstate/traffic_light.json
 same_output_twice() {
     "$uniflow" import xstate "$1" >"$tmp/first.json" && "$uniflow" import xstate "$1" >"$tmp/second.json" &&

@@ -388,20 +388,106 @@ typedef struct transition {
     json_t *description; /* borrowed, or NULL */
 } transition;
 
+/* A target's text read as XState v5 reads it (its toStatePath): a path of state
+ * keys, where an unescaped '.' steps into a child state and a backslash takes the
+ * next character as it is ("foo\\.bar" in JSON, foo\.bar decoded, is the one
+ * state "foo.bar"; "foo.bar" is the child bar of foo). */
+typedef struct target_path {
+    char *first;     /* the first key, unescaped */
+    size_t parts;    /* how many keys: more than one names a child state */
+    int empty_part;  /* a key is empty ("a.", "a..b", "") */
+    int dangling;    /* the text ends in a backslash that escapes nothing */
+} target_path;
+
+static int read_target_path(importer *im, const char *text, target_path *out) {
+    memset(out, 0, sizeof *out);
+    out->first = malloc(strlen(text) + 1);
+    if (out->first == NULL) {
+        im->out_of_memory = 1;
+        return -1;
+    }
+    size_t length = 0, part_length = 0;
+    out->parts = 1;
+    for (const char *c = text; *c; c++) {
+        char byte = *c;
+        if (byte == '\\') {
+            if (c[1] == '\0') {
+                out->dangling = 1;
+                break;
+            }
+            byte = *++c;
+        } else if (byte == '.') {
+            if (part_length == 0) out->empty_part = 1;
+            out->parts++;
+            part_length = 0;
+            continue;
+        }
+        if (out->parts == 1) out->first[length++] = byte;
+        part_length++;
+    }
+    if (part_length == 0 && !out->dangling) out->empty_part = 1;
+    out->first[length] = '\0';
+    return 0;
+}
+
+/* `key` with XState's escapes: a backslash before each '.' and '\'. */
+static char *escaped_key(const char *key) {
+    buffer b = {0};
+    put_text(&b, "");
+    for (const char *c = key; *c; c++) {
+        if (*c == '.' || *c == '\\') put_char(&b, '\\');
+        put_char(&b, *c);
+    }
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
 /* Resolves the target text of a transition declared by `from` (ROOT: the machine). */
 static int resolve_target(importer *im, const char *text, size_t from, size_t *into) {
     if (text[0] == '#') return refuse(im, "targets by id (%q) are not supported", text);
-    const char *key = text;
+    const char *path = text;
     if (text[0] == '.') {
         /* On the machine ".S" is its child S, a state (XState v5 requires that form
          * there); in a state it is a child of that state. */
         if (from != ROOT) return refuse(im, "a target in a child state (%q) is not supported (nested states are not)", text);
-        key = text + 1;
+        path = text + 1;
     }
-    json_t *index = json_object_get(im->state_index, key);
-    if (index == NULL) return refuse(im, "unknown state %q", text);
-    *into = (size_t)json_integer_value(index);
-    return 0;
+    target_path target;
+    if (read_target_path(im, path, &target) != 0) return -1;
+    int status = 0;
+    if (target.dangling) {
+        status = refuse(im, "the target %q ends in a backslash that escapes nothing", text);
+    } else if (target.parts > 1 && target.empty_part) {
+        status = refuse(im, "the target %q has an empty state name in its path", text);
+    } else if (target.parts > 1) {
+        /* foo.bar is the child bar of foo. When the machine has a state whose key
+         * is the text as written, say how XState names that state. */
+        json_t *literal = json_object_get(im->state_index, path);
+        char *escaped = literal != NULL ? escaped_key(path) : NULL;
+        if (literal != NULL && escaped == NULL) {
+            im->out_of_memory = 1;
+            status = -1;
+        } else if (literal != NULL) {
+            status = refuse(im, "a target in a child state (%q) is not supported (nested states are not); "
+                                "to name the state %q, escape its dots: %q",
+                            text, path, escaped);
+        } else {
+            status = refuse(im, "a target in a child state (%q) is not supported (nested states are not)", text);
+        }
+        free(escaped);
+    } else if (target.first[0] == '#') {
+        /* "\#a": XState looks a key that starts with '#' up as an id. */
+        status = refuse(im, "targets by id (%q) are not supported", text);
+    } else {
+        json_t *index = json_object_get(im->state_index, target.first);
+        if (index == NULL) status = refuse(im, "unknown state %q", text);
+        else *into = (size_t)json_integer_value(index);
+    }
+    free(target.first);
+    return status;
 }
 
 /* XState's built-in guards (and, or, not, stateIn) are written {"type": "xstate.and",
