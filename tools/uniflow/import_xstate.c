@@ -4,8 +4,9 @@
  *
  * The rule is "no silent approximation": every key of the machine is either
  * converted into something that behaves the same under libuniflow's events and
- * state timers, or the whole machine is refused with the path of the first element
- * that cannot be. The machine is read in document order, so "first" means the
+ * state timers, or skipped with a note because it changes nothing at run time
+ * (TypeScript's types, XState v4's flags for actions: skipped_key), or the whole
+ * machine is refused with the path of the first element that cannot be. The machine is read in document order, so "first" means the
  * first such element in the file (a few prerequisites — the input is an object
  * with states, the feature has a name — are checked before the walk).
  *
@@ -205,6 +206,8 @@ typedef struct importer {
     char *error;
     unsigned long line;
     int out_of_memory;
+    uniflow_import_note *notes; /* what was skipped, in document order */
+    size_t note_count, note_capacity;
 
     char *feature;
     json_t *description;  /* borrowed, or NULL */
@@ -301,6 +304,35 @@ static int refuse(importer *im, const char *format, ...) {
     return -1;
 }
 
+/* Notes that the element at the current path was skipped: "PATH: skipped: why",
+ * with its line (import_xstate.h). */
+static void note_skipped(importer *im, const char *why) {
+    if (im->out_of_memory) return;
+    if (im->note_count == im->note_capacity) {
+        size_t bigger = im->note_capacity ? im->note_capacity * 2 : 4;
+        uniflow_import_note *grown = bigger < SIZE_MAX / sizeof *grown ? realloc(im->notes, bigger * sizeof *grown) : NULL;
+        if (grown == NULL) {
+            im->out_of_memory = 1;
+            return;
+        }
+        im->notes = grown;
+        im->note_capacity = bigger;
+    }
+    buffer b = {0};
+    put_path(&b, im);
+    put_text(&b, ": skipped: ");
+    put_text(&b, why);
+    if (b.failed) {
+        free(b.data);
+        im->out_of_memory = 1;
+        return;
+    }
+    size_t steps = (size_t)(im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH);
+    im->notes[im->note_count].message = b.data;
+    im->notes[im->note_count].line = line_of_steps(im->text, im->length, im->path, steps);
+    im->note_count++;
+}
+
 static const char *kind_of(const json_t *value) {
     switch (json_typeof(value)) {
     case JSON_OBJECT: return "an object";
@@ -370,6 +402,23 @@ static const char *refused_key(const char *key) {
         {"tags", "tags are not supported"},
         {"meta", "meta is not supported"},
         {"actions", "actions are not supported"},
+    };
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+        if (strcmp(reasons[i][0], key) == 0) return reasons[i][1];
+    }
+    return NULL;
+}
+
+/* Keys of the machine that change nothing at run time, skipped with a note, and
+ * why; NULL for any other key. TypeScript reads the first three, and XState v4's
+ * two flags order and feed actions, which are refused wherever they appear. */
+static const char *skipped_key(const char *key) {
+    static const char *const reasons[][2] = {
+        {"types", "TypeScript's types for the machine; nothing at run time"},
+        {"tsTypes", "TypeScript's types for the machine (XState v4 typegen); nothing at run time"},
+        {"schema", "TypeScript's types for the machine (XState v4); nothing at run time"},
+        {"predictableActionArguments", "an XState v4 flag for the arguments of actions, which do not convert; nothing at run time"},
+        {"preserveActionOrder", "an XState v4 flag for the order of actions, which do not convert; nothing at run time"},
     };
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
         if (strcmp(reasons[i][0], key) == 0) return reasons[i][1];
@@ -886,7 +935,11 @@ static int read_machine(importer *im) {
     json_object_foreach(im->machine, key, value) {
         push_key(im, key);
         const char *reason = refused_key(key);
-        if (strcmp(key, "id") == 0) {
+        const char *skipped = skipped_key(key);
+        if (skipped != NULL) {
+            note_skipped(im, skipped);
+            if (im->out_of_memory) return -1;
+        } else if (strcmp(key, "id") == 0) {
             if (!json_is_string(value)) return refuse(im, "expected a string, got %s", kind_of(value));
         } else if (strcmp(key, "description") == 0) {
             if (!json_is_string(value)) return refuse(im, "expected a string, got %s", kind_of(value));
@@ -1117,6 +1170,11 @@ static void put_json(buffer *b, json_t *value, size_t indent) {
  * The entry point
  * ------------------------------------------------------------------------------ */
 
+void uniflow_import_free_notes(uniflow_import_note *notes, size_t count) {
+    for (size_t i = 0; i < count; i++) free(notes[i].message);
+    free(notes);
+}
+
 static void release(importer *im) {
     for (size_t i = 0; i < im->state_count; i++) {
         free(im->states[i].name);
@@ -1233,7 +1291,8 @@ static int convert(importer *im, const char *feature, const char *file_name, cha
 
 int uniflow_import_xstate(const char *text, size_t length, const char *feature,
                           const char *file_name, char **out_definition, char **out_error,
-                          unsigned long *out_line) {
+                          unsigned long *out_line, uniflow_import_note **out_notes,
+                          size_t *out_note_count) {
     importer im;
     memset(&im, 0, sizeof im);
     im.text = text != NULL ? text : "";
@@ -1245,12 +1304,21 @@ int uniflow_import_xstate(const char *text, size_t length, const char *feature,
         im.error = copy_text("out of memory");
         im.line = 0;
     }
-    /* On success nothing was refused: im.error is NULL and im.line 0. */
+    /* On success nothing was refused: im.error is NULL and im.line 0. The notes
+     * go with a definition only: a refused machine has nothing skipped. */
+    if (status != UNIFLOW_IMPORT_OK) {
+        uniflow_import_free_notes(im.notes, im.note_count);
+        im.notes = NULL;
+        im.note_count = 0;
+    }
     if (out_definition != NULL) *out_definition = definition;
     else free(definition);
     if (out_error != NULL) *out_error = im.error;
     else free(im.error);
     if (out_line != NULL) *out_line = im.line;
+    if (out_notes != NULL) *out_notes = im.notes;
+    else uniflow_import_free_notes(im.notes, im.note_count);
+    if (out_note_count != NULL) *out_note_count = im.note_count;
     release(&im);
     return status;
 }
