@@ -5,8 +5,9 @@
  *
  * Invariants checked beyond "no crash, no leak":
  *   - the status is UNIFLOW_IMPORT_OK with a definition and no error, or
- *     UNIFLOW_IMPORT_REFUSED with a one-line message and no definition; a refusal's
- *     line is within the text;
+ *     UNIFLOW_IMPORT_REFUSED with a one-line message and no definition (and no
+ *     notes); a refusal's line is within the text, and so is each note's, whose
+ *     message is one line;
  *   - the same bytes give the same result (the output is deterministic);
  *   - a definition is a JSON object that libuniflow registers (placeholder
  *     handlers for the guards it names, as the command's `check` provides them),
@@ -52,30 +53,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *text = (const char *)data;
     char *definition = NULL, *error = NULL;
     unsigned long line = 0;
-    int status = uniflow_import_xstate(text, size, NULL, "fuzz/machine.json", &definition, &error, &line);
+    uniflow_import_note *notes = NULL;
+    size_t note_count = 0;
+    int status = uniflow_import_xstate(text, size, NULL, "fuzz/machine.json", &definition, &error, &line,
+                                       &notes, &note_count);
 
+    unsigned long lines = 1;
+    for (size_t i = 0; i < size; i++) lines += data[i] == '\n';
     if (status != UNIFLOW_IMPORT_OK) {
         FUZZ_ASSERT(status == UNIFLOW_IMPORT_REFUSED, "unknown status %d", status);
         FUZZ_ASSERT(definition == NULL, "a refusal with a definition");
+        FUZZ_ASSERT(notes == NULL && note_count == 0, "a refusal with notes");
         FUZZ_ASSERT(error != NULL && error[0] != '\0', "a refusal without a message");
         FUZZ_ASSERT(strchr(error, '\n') == NULL, "a message over several lines: %s", error);
-        unsigned long lines = 1;
-        for (size_t i = 0; i < size; i++) lines += data[i] == '\n';
         FUZZ_ASSERT(line <= lines, "line %lu of a text of %lu lines: %s", line, lines, error);
     } else {
         FUZZ_ASSERT(error == NULL && line == 0, "a definition with an error: %s", error);
         FUZZ_ASSERT(definition != NULL, "success without a definition");
+        FUZZ_ASSERT((notes == NULL) == (note_count == 0), "%zu notes at %p", note_count, (void *)notes);
+        for (size_t i = 0; i < note_count; i++) {
+            const char *note = notes[i].message;
+            FUZZ_ASSERT(note != NULL && note[0] != '\0' && strchr(note, '\n') == NULL, "an empty or multi-line note");
+            FUZZ_ASSERT(notes[i].line >= 1 && notes[i].line <= lines, "a note on line %lu of a text of %lu lines: %s",
+                        notes[i].line, lines, note);
+        }
     }
 
     char *again = NULL, *again_error = NULL;
     unsigned long again_line = 0;
-    int again_status = uniflow_import_xstate(text, size, NULL, "fuzz/machine.json", &again, &again_error, &again_line);
-    FUZZ_ASSERT(again_status == status && again_line == line &&
+    uniflow_import_note *again_notes = NULL;
+    size_t again_note_count = 0;
+    int again_status = uniflow_import_xstate(text, size, NULL, "fuzz/machine.json", &again, &again_error,
+                                             &again_line, &again_notes, &again_note_count);
+    int same_notes = again_note_count == note_count;
+    for (size_t i = 0; same_notes && i < note_count; i++) {
+        same_notes = again_notes[i].line == notes[i].line && strcmp(again_notes[i].message, notes[i].message) == 0;
+    }
+    FUZZ_ASSERT(again_status == status && again_line == line && same_notes &&
                     (definition ? again && strcmp(again, definition) == 0 : again == NULL) &&
                     (error ? again_error && strcmp(again_error, error) == 0 : again_error == NULL),
                 "the same input converted twice gave different results");
     free(again);
     free(again_error);
+    uniflow_import_free_notes(again_notes, again_note_count);
+    uniflow_import_free_notes(notes, note_count);
 
     if (definition != NULL) {
         json_t *parsed = fuzz_parse_json("uniflow_import_xstate", definition);

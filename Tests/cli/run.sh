@@ -185,13 +185,20 @@ case_ replay_missing_feature replay defs/download.json "$tmp/journal.jsonl"
 case_ replay_not_a_journal replay $defs actions.jsonl
 case_ replay_missing_journal replay $defs "$tmp/none.jsonl"
 
-# --- import xstate: five machines written from XState's documented concepts
+# --- import xstate: machines written from XState's documented concepts
 case_ import_traffic_light import xstate xstate/traffic_light.json
 # No id: the feature is named after the file (toggle-switch.json -> toggle_switch).
 case_ import_toggle_switch import xstate xstate/toggle-switch.json
 case_ import_fetch_retry import xstate xstate/fetch_retry.json
 case_ import_form_wizard import xstate xstate/form_wizard.json
 case_ import_media_player import xstate xstate/media_player.json
+# XState's escape: the target "file\\.chosen" (JSON) is the state "file.chosen", a
+# name converted as any other (file_chosen); "file.chosen" would be the child state
+# chosen of file (refused: xstate/refused/dotted_target.json).
+case_ import_escaped_dots import xstate xstate/escaped_dots.json
+# TypeScript's keys and XState v4's flags for actions change nothing at run time:
+# each is skipped with a note on stderr, and the machine converts (exit status 0).
+case_ import_typed_lamp import xstate xstate/typed_lamp.json
 case_ import_feature_option import xstate --feature Crossing xstate/traffic_light.json
 same_output_twice() {
     "$uniflow" import xstate "$1" >"$tmp/first.json" && "$uniflow" import xstate "$1" >"$tmp/second.json" &&
@@ -214,7 +221,9 @@ case_ import_nul_byte import xstate "$tmp/nul_machine.json"
 # a path reaches; each unguarded path, run, ends in its state.
 import_then_check() {
     converted="$tmp/$(basename "$1")"
-    "$uniflow" import xstate "$1" >"$converted" && "$uniflow" check "$converted" >/dev/null &&
+    # The notes of what was skipped are checked above (import_typed_lamp).
+    "$uniflow" import xstate "$1" >"$converted" 2>"$tmp/import.err" || { cat "$tmp/import.err"; return 1; }
+    "$uniflow" check "$converted" >/dev/null &&
         "$uniflow" paths "$converted" >/dev/null && sh ./paths_run.sh "$bin_dir" "$converted" >/dev/null
 }
 for machine in xstate/*.json; do

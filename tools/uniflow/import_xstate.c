@@ -4,8 +4,9 @@
  *
  * The rule is "no silent approximation": every key of the machine is either
  * converted into something that behaves the same under libuniflow's events and
- * state timers, or the whole machine is refused with the path of the first element
- * that cannot be. The machine is read in document order, so "first" means the
+ * state timers, or skipped with a note because it changes nothing at run time
+ * (TypeScript's types, XState v4's flags for actions: skipped_key), or the whole
+ * machine is refused with the path of the first element that cannot be. The machine is read in document order, so "first" means the
  * first such element in the file (a few prerequisites — the input is an object
  * with states, the feature has a name — are checked before the walk).
  *
@@ -15,9 +16,12 @@
  * jansson values, keeping what it needs for `transitions`; the definition is then
  * assembled in a fixed key order and written by a small serializer of our own
  * (jansson's writes 0.1 as 0.10000000000000001, and cannot keep short arrays on
- * one line).
+ * one line). jansson keeps no positions: the line of a refused element is found
+ * again in the text by the CLI's one JSON position scanner (source_line.c), along
+ * the path the walk keeps.
  */
 #include "import_xstate.h"
+#include "source_line.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -179,196 +183,6 @@ static char *copy_text(const char *text) {
 }
 
 /* ------------------------------------------------------------------------------
- * The line where a path's element starts
- *
- * jansson keeps no positions, so the line is found again in the text: a scanner
- * follows the path's keys and indices through text that jansson has accepted (so
- * it only skips values, and stops at the first surprise; every read is bounded).
- * Keys are compared decoded, escapes included.
- * ------------------------------------------------------------------------------ */
-
-typedef struct segment {
-    const char *key;  /* NULL: an array element */
-    size_t index;
-} segment;
-
-typedef struct cursor {
-    const unsigned char *at, *end;
-} cursor;
-
-static void skip_blanks(cursor *c) {
-    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n' || *c->at == '\r')) c->at++;
-}
-
-/* Skips the string at c->at (on its opening quote). */
-static int skip_string(cursor *c) {
-    if (c->at >= c->end || *c->at != '"') return 0;
-    for (c->at++; c->at < c->end && *c->at != '"'; c->at++) {
-        if (*c->at == '\\') c->at++;
-    }
-    if (c->at >= c->end) return 0;
-    c->at++;
-    return 1;
-}
-
-/* Skips any value, without recursion. */
-static int skip_value(cursor *c) {
-    skip_blanks(c);
-    if (c->at >= c->end) return 0;
-    if (*c->at == '"') return skip_string(c);
-    if (*c->at != '{' && *c->at != '[') {
-        while (c->at < c->end && *c->at != ',' && *c->at != ']' && *c->at != '}' && *c->at != ' ' &&
-               *c->at != '\t' && *c->at != '\r' && *c->at != '\n') {
-            c->at++;
-        }
-        return 1;
-    }
-    size_t depth = 0;
-    while (c->at < c->end) {
-        unsigned char ch = *c->at;
-        if (ch == '"') {
-            if (!skip_string(c)) return 0;
-            continue;
-        }
-        if (ch == '{' || ch == '[') {
-            depth++;
-        } else if (ch == '}' || ch == ']') {
-            if (--depth == 0) {
-                c->at++;
-                return 1;
-            }
-        }
-        c->at++;
-    }
-    return 0;
-}
-
-static int hex_value(const unsigned char *p, const unsigned char *end, unsigned *out) {
-    if (end - p < 4) return 0;
-    unsigned value = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned char h = p[i];
-        unsigned digit = h >= '0' && h <= '9' ? (unsigned)(h - '0')
-                       : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
-                       : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10) : 16u;
-        if (digit == 16u) return 0;
-        value = value * 16 + digit;
-    }
-    *out = value;
-    return 1;
-}
-
-/* Reads the string at c->at and compares it, decoded, with `key`: 1 equal, 0 not,
- * -1 malformed. */
-static int string_equals(cursor *c, const char *key) {
-    const unsigned char *k = (const unsigned char *)key;
-    int equal = 1;
-    if (c->at >= c->end || *c->at != '"') return -1;
-    c->at++;
-    while (c->at < c->end && *c->at != '"') {
-        unsigned char bytes[4];
-        size_t n = 1;
-        if (*c->at != '\\') {
-            bytes[0] = *c->at++;
-        } else {
-            if (++c->at >= c->end) return -1;
-            unsigned char e = *c->at++;
-            switch (e) {
-            case 'b': bytes[0] = '\b'; break;
-            case 'f': bytes[0] = '\f'; break;
-            case 'n': bytes[0] = '\n'; break;
-            case 'r': bytes[0] = '\r'; break;
-            case 't': bytes[0] = '\t'; break;
-            case 'u': {
-                unsigned code, low;
-                if (!hex_value(c->at, c->end, &code)) return -1;
-                c->at += 4;
-                if (code >= 0xd800 && code <= 0xdbff && c->end - c->at >= 6 && c->at[0] == '\\' &&
-                    c->at[1] == 'u' && hex_value(c->at + 2, c->end, &low) && low >= 0xdc00 && low <= 0xdfff) {
-                    code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
-                    c->at += 6;
-                }
-                if (code < 0x80) {
-                    bytes[0] = (unsigned char)code;
-                } else if (code < 0x800) {
-                    bytes[0] = (unsigned char)(0xc0 | (code >> 6));
-                    bytes[1] = (unsigned char)(0x80 | (code & 0x3f));
-                    n = 2;
-                } else if (code < 0x10000) {
-                    bytes[0] = (unsigned char)(0xe0 | (code >> 12));
-                    bytes[1] = (unsigned char)(0x80 | ((code >> 6) & 0x3f));
-                    bytes[2] = (unsigned char)(0x80 | (code & 0x3f));
-                    n = 3;
-                } else {
-                    bytes[0] = (unsigned char)(0xf0 | (code >> 18));
-                    bytes[1] = (unsigned char)(0x80 | ((code >> 12) & 0x3f));
-                    bytes[2] = (unsigned char)(0x80 | ((code >> 6) & 0x3f));
-                    bytes[3] = (unsigned char)(0x80 | (code & 0x3f));
-                    n = 4;
-                }
-                break;
-            }
-            default: bytes[0] = e; break; /* \" \\ \/ */
-            }
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (equal && *k == bytes[i]) k++;
-            else equal = 0;
-        }
-    }
-    if (c->at >= c->end) return -1;
-    c->at++;
-    return equal && *k == '\0';
-}
-
-/* Moves to the value of member `key` of the object at c->at. */
-static int enter_member(cursor *c, const char *key) {
-    skip_blanks(c);
-    if (c->at >= c->end || *c->at != '{') return 0;
-    c->at++;
-    for (;;) {
-        skip_blanks(c);
-        int found = string_equals(c, key);
-        if (found < 0) return 0;
-        skip_blanks(c);
-        if (c->at >= c->end || *c->at++ != ':') return 0;
-        skip_blanks(c);
-        if (found) return 1;
-        if (!skip_value(c)) return 0;
-        skip_blanks(c);
-        if (c->at >= c->end || *c->at++ != ',') return 0;
-    }
-}
-
-/* Moves to element `index` of the array at c->at. */
-static int enter_element(cursor *c, size_t index) {
-    skip_blanks(c);
-    if (c->at >= c->end || *c->at != '[') return 0;
-    c->at++;
-    for (size_t i = 0; i < index; i++) {
-        if (!skip_value(c)) return 0;
-        skip_blanks(c);
-        if (c->at >= c->end || *c->at++ != ',') return 0;
-    }
-    skip_blanks(c);
-    return c->at < c->end && *c->at != ']';
-}
-
-static unsigned long line_of_path(const char *text, size_t length, const segment *path, int depth) {
-    cursor c = {(const unsigned char *)text, (const unsigned char *)text + length};
-    skip_blanks(&c);
-    const unsigned char *found = c.at;
-    for (int i = 0; i < depth; i++) {
-        if (path[i].key != NULL ? !enter_member(&c, path[i].key) : !enter_element(&c, path[i].index)) break;
-        skip_blanks(&c);
-        found = c.at;
-    }
-    unsigned long line = 1;
-    for (const unsigned char *p = (const unsigned char *)text; p < found; p++) line += *p == '\n';
-    return line;
-}
-
-/* ------------------------------------------------------------------------------
  * The importer: what the walk has read so far
  * ------------------------------------------------------------------------------ */
 
@@ -387,11 +201,13 @@ typedef struct importer {
     const char *text;
     size_t length;
     json_t *machine;
-    segment path[PATH_MAX_DEPTH];
+    source_step path[PATH_MAX_DEPTH]; /* the lines come from source_line.c */
     int depth;
     char *error;
     unsigned long line;
     int out_of_memory;
+    uniflow_import_note *notes; /* what was skipped, in document order */
+    size_t note_count, note_capacity;
 
     char *feature;
     json_t *description;  /* borrowed, or NULL */
@@ -411,12 +227,12 @@ typedef struct importer {
 } importer;
 
 static void push_key(importer *im, const char *key) {
-    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (segment){key, 0};
+    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (source_step){key, 0};
     im->depth++;
 }
 
 static void push_index(importer *im, size_t index) {
-    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (segment){NULL, index};
+    if (im->depth < PATH_MAX_DEPTH) im->path[im->depth] = (source_step){NULL, index};
     im->depth++;
 }
 
@@ -427,7 +243,7 @@ static void pop(importer *im) { im->depth--; }
 static void put_path(buffer *b, const importer *im) {
     int depth = im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH;
     for (int i = 0; i < depth; i++) {
-        const segment *s = &im->path[i];
+        const source_step *s = &im->path[i];
         if (s->key == NULL) {
             char index[32];
             snprintf(index, sizeof index, "[%zu]", s->index);
@@ -483,8 +299,38 @@ static int refuse(importer *im, const char *format, ...) {
         return -1;
     }
     im->error = b.data;
-    im->line = im->depth > 0 ? line_of_path(im->text, im->length, im->path, im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH) : 0;
+    size_t steps = (size_t)(im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH);
+    im->line = im->depth > 0 ? line_of_steps(im->text, im->length, im->path, steps) : 0;
     return -1;
+}
+
+/* Notes that the element at the current path was skipped: "PATH: skipped: why",
+ * with its line (import_xstate.h). */
+static void note_skipped(importer *im, const char *why) {
+    if (im->out_of_memory) return;
+    if (im->note_count == im->note_capacity) {
+        size_t bigger = im->note_capacity ? im->note_capacity * 2 : 4;
+        uniflow_import_note *grown = bigger < SIZE_MAX / sizeof *grown ? realloc(im->notes, bigger * sizeof *grown) : NULL;
+        if (grown == NULL) {
+            im->out_of_memory = 1;
+            return;
+        }
+        im->notes = grown;
+        im->note_capacity = bigger;
+    }
+    buffer b = {0};
+    put_path(&b, im);
+    put_text(&b, ": skipped: ");
+    put_text(&b, why);
+    if (b.failed) {
+        free(b.data);
+        im->out_of_memory = 1;
+        return;
+    }
+    size_t steps = (size_t)(im->depth < PATH_MAX_DEPTH ? im->depth : PATH_MAX_DEPTH);
+    im->notes[im->note_count].message = b.data;
+    im->notes[im->note_count].line = line_of_steps(im->text, im->length, im->path, steps);
+    im->note_count++;
 }
 
 static const char *kind_of(const json_t *value) {
@@ -563,6 +409,23 @@ static const char *refused_key(const char *key) {
     return NULL;
 }
 
+/* Keys of the machine that change nothing at run time, skipped with a note, and
+ * why; NULL for any other key. TypeScript reads the first three, and XState v4's
+ * two flags order and feed actions, which are refused wherever they appear. */
+static const char *skipped_key(const char *key) {
+    static const char *const reasons[][2] = {
+        {"types", "TypeScript's types for the machine; nothing at run time"},
+        {"tsTypes", "TypeScript's types for the machine (XState v4 typegen); nothing at run time"},
+        {"schema", "TypeScript's types for the machine (XState v4); nothing at run time"},
+        {"predictableActionArguments", "an XState v4 flag for the arguments of actions, which do not convert; nothing at run time"},
+        {"preserveActionOrder", "an XState v4 flag for the order of actions, which do not convert; nothing at run time"},
+    };
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+        if (strcmp(reasons[i][0], key) == 0) return reasons[i][1];
+    }
+    return NULL;
+}
+
 /* ------------------------------------------------------------------------------
  * Transitions: `on` and `after` values
  * ------------------------------------------------------------------------------ */
@@ -574,25 +437,118 @@ typedef struct transition {
     json_t *description; /* borrowed, or NULL */
 } transition;
 
+/* A target's text read as XState v5 reads it (its toStatePath): a path of state
+ * keys, where an unescaped '.' steps into a child state and a backslash takes the
+ * next character as it is ("foo\\.bar" in JSON, foo\.bar decoded, is the one
+ * state "foo.bar"; "foo.bar" is the child bar of foo). */
+typedef struct target_path {
+    char *first;     /* the first key, unescaped */
+    size_t parts;    /* how many keys: more than one names a child state */
+    int empty_part;  /* a key is empty ("a.", "a..b", "") */
+    int dangling;    /* the text ends in a backslash that escapes nothing */
+} target_path;
+
+static int read_target_path(importer *im, const char *text, target_path *out) {
+    memset(out, 0, sizeof *out);
+    out->first = malloc(strlen(text) + 1);
+    if (out->first == NULL) {
+        im->out_of_memory = 1;
+        return -1;
+    }
+    size_t length = 0, part_length = 0;
+    out->parts = 1;
+    for (const char *c = text; *c; c++) {
+        char byte = *c;
+        if (byte == '\\') {
+            if (c[1] == '\0') {
+                out->dangling = 1;
+                break;
+            }
+            byte = *++c;
+        } else if (byte == '.') {
+            if (part_length == 0) out->empty_part = 1;
+            out->parts++;
+            part_length = 0;
+            continue;
+        }
+        if (out->parts == 1) out->first[length++] = byte;
+        part_length++;
+    }
+    if (part_length == 0 && !out->dangling) out->empty_part = 1;
+    out->first[length] = '\0';
+    return 0;
+}
+
+/* `key` with XState's escapes: a backslash before each '.' and '\'. */
+static char *escaped_key(const char *key) {
+    buffer b = {0};
+    put_text(&b, "");
+    for (const char *c = key; *c; c++) {
+        if (*c == '.' || *c == '\\') put_char(&b, '\\');
+        put_char(&b, *c);
+    }
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
 /* Resolves the target text of a transition declared by `from` (ROOT: the machine). */
 static int resolve_target(importer *im, const char *text, size_t from, size_t *into) {
     if (text[0] == '#') return refuse(im, "targets by id (%q) are not supported", text);
-    const char *key = text;
+    const char *path = text;
     if (text[0] == '.') {
         /* On the machine ".S" is its child S, a state (XState v5 requires that form
          * there); in a state it is a child of that state. */
         if (from != ROOT) return refuse(im, "a target in a child state (%q) is not supported (nested states are not)", text);
-        key = text + 1;
+        path = text + 1;
     }
-    json_t *index = json_object_get(im->state_index, key);
-    if (index == NULL) return refuse(im, "unknown state %q", text);
-    *into = (size_t)json_integer_value(index);
-    return 0;
+    target_path target;
+    if (read_target_path(im, path, &target) != 0) return -1;
+    int status = 0;
+    if (target.dangling) {
+        status = refuse(im, "the target %q ends in a backslash that escapes nothing", text);
+    } else if (target.parts > 1 && target.empty_part) {
+        status = refuse(im, "the target %q has an empty state name in its path", text);
+    } else if (target.parts > 1) {
+        /* foo.bar is the child bar of foo. When the machine has a state whose key
+         * is the text as written, say how XState names that state. */
+        json_t *literal = json_object_get(im->state_index, path);
+        char *escaped = literal != NULL ? escaped_key(path) : NULL;
+        if (literal != NULL && escaped == NULL) {
+            im->out_of_memory = 1;
+            status = -1;
+        } else if (literal != NULL) {
+            status = refuse(im, "a target in a child state (%q) is not supported (nested states are not); "
+                                "to name the state %q, escape its dots: %q",
+                            text, path, escaped);
+        } else {
+            status = refuse(im, "a target in a child state (%q) is not supported (nested states are not)", text);
+        }
+        free(escaped);
+    } else if (target.first[0] == '#') {
+        /* "\#a": XState looks a key that starts with '#' up as an id. */
+        status = refuse(im, "targets by id (%q) are not supported", text);
+    } else {
+        json_t *index = json_object_get(im->state_index, target.first);
+        if (index == NULL) status = refuse(im, "unknown state %q", text);
+        else *into = (size_t)json_integer_value(index);
+    }
+    free(target.first);
+    return status;
 }
+
+/* XState's built-in guards (and, or, not, stateIn) are written {"type": "xstate.and",
+ * ...}; a guard named "xstate.…" as a string is no host's guard either. */
+static int is_builtin_guard(const char *name) { return strncmp(name, "xstate.", 7) == 0; }
 
 static int read_guard(importer *im, json_t *guard, const char **call) {
     if (json_is_string(guard)) {
         if (json_string_length(guard) == 0) return refuse(im, "an empty guard name");
+        if (is_builtin_guard(json_string_value(guard))) {
+            return refuse(im, "XState's built-in guard %q is not supported", json_string_value(guard));
+        }
         *call = json_string_value(guard);
         return 0;
     }
@@ -605,7 +561,7 @@ static int read_guard(importer *im, json_t *guard, const char **call) {
             if (!json_is_string(value) || json_string_length(value) == 0) {
                 return refuse(im, "expected a guard name, got %s", json_is_string(value) ? "an empty string" : kind_of(value));
             }
-            if (strncmp(json_string_value(value), "xstate.", 7) == 0) {
+            if (is_builtin_guard(json_string_value(value))) {
                 return refuse(im, "XState's built-in guard %q is not supported", json_string_value(value));
             }
             *call = json_string_value(value);
@@ -979,7 +935,11 @@ static int read_machine(importer *im) {
     json_object_foreach(im->machine, key, value) {
         push_key(im, key);
         const char *reason = refused_key(key);
-        if (strcmp(key, "id") == 0) {
+        const char *skipped = skipped_key(key);
+        if (skipped != NULL) {
+            note_skipped(im, skipped);
+            if (im->out_of_memory) return -1;
+        } else if (strcmp(key, "id") == 0) {
             if (!json_is_string(value)) return refuse(im, "expected a string, got %s", kind_of(value));
         } else if (strcmp(key, "description") == 0) {
             if (!json_is_string(value)) return refuse(im, "expected a string, got %s", kind_of(value));
@@ -1017,7 +977,12 @@ static int read_machine(importer *im) {
         }
         pop(im);
     }
-    if (!im->has_initial) return refuse(im, "missing key 'initial': the machine needs an initial state");
+    if (!im->has_initial) {
+        /* The path of the missing key, as every other refusal has one; its line is
+         * where the machine that lacks it starts (the walk finds no `initial`). */
+        push_key(im, "initial");
+        return refuse(im, "missing key: the machine needs an initial state");
+    }
     return 0;
 }
 
@@ -1205,6 +1170,11 @@ static void put_json(buffer *b, json_t *value, size_t indent) {
  * The entry point
  * ------------------------------------------------------------------------------ */
 
+void uniflow_import_free_notes(uniflow_import_note *notes, size_t count) {
+    for (size_t i = 0; i < count; i++) free(notes[i].message);
+    free(notes);
+}
+
 static void release(importer *im) {
     for (size_t i = 0; i < im->state_count; i++) {
         free(im->states[i].name);
@@ -1321,7 +1291,8 @@ static int convert(importer *im, const char *feature, const char *file_name, cha
 
 int uniflow_import_xstate(const char *text, size_t length, const char *feature,
                           const char *file_name, char **out_definition, char **out_error,
-                          unsigned long *out_line) {
+                          unsigned long *out_line, uniflow_import_note **out_notes,
+                          size_t *out_note_count) {
     importer im;
     memset(&im, 0, sizeof im);
     im.text = text != NULL ? text : "";
@@ -1333,12 +1304,21 @@ int uniflow_import_xstate(const char *text, size_t length, const char *feature,
         im.error = copy_text("out of memory");
         im.line = 0;
     }
-    /* On success nothing was refused: im.error is NULL and im.line 0. */
+    /* On success nothing was refused: im.error is NULL and im.line 0. The notes
+     * go with a definition only: a refused machine has nothing skipped. */
+    if (status != UNIFLOW_IMPORT_OK) {
+        uniflow_import_free_notes(im.notes, im.note_count);
+        im.notes = NULL;
+        im.note_count = 0;
+    }
     if (out_definition != NULL) *out_definition = definition;
     else free(definition);
     if (out_error != NULL) *out_error = im.error;
     else free(im.error);
     if (out_line != NULL) *out_line = im.line;
+    if (out_notes != NULL) *out_notes = im.notes;
+    else uniflow_import_free_notes(im.notes, im.note_count);
+    if (out_note_count != NULL) *out_note_count = im.note_count;
     release(&im);
     return status;
 }

@@ -153,9 +153,15 @@ static const char import_usage[] =
     "output declares every transition it uses. Names that are not libuniflow names\n"
     "are converted (traffic-light -> traffic_light).\n"
     "\n"
+    "Skipped, with a note on stderr, as they change nothing at run time: the\n"
+    "machine's types, tsTypes and schema (TypeScript's), predictableActionArguments\n"
+    "and preserveActionOrder (XState v4's), e.g.\n"
+    "  machine.json:3: types: skipped: TypeScript's types for the machine; ...\n"
+    "\n"
     "Anything else (nested or parallel states, invoke, entry, exit, always, actions,\n"
-    "guards with parameters, '.child' and '#id' targets, tags, meta, ...) refuses\n"
-    "the machine: stderr names the first element it cannot convert, e.g.\n"
+    "guards with parameters, XState's built-in guards, targets into child states\n"
+    "('a.b', '.child') and by id ('#id'), tags, meta, ...) refuses the machine:\n"
+    "stderr names the first element it cannot convert, e.g.\n"
     "  machine.json:7: states.red.states: nested states are not supported\n"
     "\n"
     "options:\n"
@@ -742,8 +748,14 @@ static int command_import(const arguments *args) {
     }
     char *definition = NULL, *error = NULL;
     unsigned long line = 0;
-    int status = uniflow_import_xstate(text, strlen(text), args->feature, path, &definition, &error, &line);
+    uniflow_import_note *notes = NULL;
+    size_t note_count = 0;
+    int status = uniflow_import_xstate(text, strlen(text), args->feature, path, &definition, &error, &line,
+                                       &notes, &note_count);
     free(text);
+    /* What was skipped, in the same form ("FILE:LINE: PATH: skipped: why"). */
+    for (size_t i = 0; i < note_count; i++) fprintf(stderr, "%s:%lu: %s\n", path, notes[i].line, notes[i].message);
+    uniflow_import_free_notes(notes, note_count);
     if (status != UNIFLOW_IMPORT_OK) {
         /* "FILE:LINE: PATH: MESSAGE", as `check` reports a definition. */
         const char *message = error != NULL ? error : "out of memory";
