@@ -1226,7 +1226,11 @@ static int convert(importer *im, const char *feature, const char *file_name, cha
         return refuse(im, "expected a JSON object (an XState machine config), got %s", kind_of(im->machine));
     }
     json_t *states = json_object_get(im->machine, "states");
-    if (states == NULL) return refuse(im, "missing key 'states': uniflow import converts machines with states");
+    if (states == NULL) {
+        /* Named by its path, with the line where the machine starts, as 'initial' is. */
+        push_key(im, "states");
+        return refuse(im, "missing key: uniflow import converts machines with states");
+    }
     push_key(im, "states");
     if (!json_is_object(states)) return refuse(im, "expected an object of states, got %s", kind_of(states));
     if (json_object_size(states) == 0) return refuse(im, "a machine needs at least one state");
