@@ -40,7 +40,8 @@ final class Dispatcher {
 
     var registrations = Registrations()
     var bindings = BindingRegistry()
-    var reporter = ReporterRegistry()
+    /// The reporter (`Reports/Reporter.swift`).
+    var reporter: Reporter
 
     // MARK: Processing
 
@@ -65,6 +66,7 @@ final class Dispatcher {
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
         time = TimeRegistry(options.clock)
+        reporter = Reporter(level: options.reporting)
         if let path = options.journal {
             journal = try Journal(path: path, sync: options.journalSync)
             hot.journaling = true
@@ -195,7 +197,7 @@ final class Dispatcher {
         closing = true
         releaseRegistrations()
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
-        reporter.releaseAll()
+        releaseReporters()
         bindings.releaseHandlers()
     }
 

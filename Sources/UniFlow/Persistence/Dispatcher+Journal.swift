@@ -242,18 +242,7 @@ extension Dispatcher {
         }
         if let tornLine {
             let failure = UniFlowError(.invalidJSON, "\(name): line \(tornLine) is incomplete (no newline); skipped")
-            reportJournal(failure)
-        }
-    }
-
-    private func reportJournal(_ failure: UniFlowError) {
-        if let custom = reporter.custom {
-            let text = JSONValue.object(JSONObject([("event", .string("dropped")), ("status", .string(failure.status.name)),
-                                                    ("reason", .string(failure.message))])).jsonText
-            text.withCString { custom.function($0, custom.payload) }
-        } else if options.reporting != .none {
-            let line = "[uniflow] dropped: \(failure.status.name): \(failure.message)\n"
-            _ = line.withCString { write(2, $0, strlen($0)) }
+            if reportingActive { report(.dropped, action: nil, failure: failure) }
         }
     }
 
