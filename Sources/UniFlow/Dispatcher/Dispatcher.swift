@@ -56,8 +56,8 @@ final class Dispatcher {
     var batch: BatchLog?
     /// The clock and the timers.
     var time: TimeRegistry
-    /// Deliveries waiting for the host's loop, and its descriptor.
-    var loop = LoopRegistry()
+    /// Deliveries waiting for the host's loop, and its descriptor (`Loop/HostLoop.swift`).
+    var loop = HostLoop()
     /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
     var closing = false
     /// Where applied mutations are written (option `journal`).
