@@ -60,15 +60,15 @@ final class Dispatcher {
     var loop = HostLoop()
     /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
     var closing = false
-    /// Where applied mutations are written (option `journal`).
-    var journal: Journal?
+    /// Where applied mutations are written (option `journal`; `Persistence/JournalWriter.swift`).
+    var journal: JournalWriter?
 
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
         time = TimeRegistry(options.clock)
         reporter = Reporter(level: options.reporting)
         if let path = options.journal {
-            journal = try Journal(path: path, sync: options.journalSync)
+            journal = JournalWriter(log: try JournalFile(path: path, sync: options.journalSync))
             hot.journaling = true
         }
     }
