@@ -1,8 +1,7 @@
 /// What persistence (`JournalWriter`, `JournalReplay`) needs from the
 /// dispatcher, beyond the model's names and places (`ModelContext`): the
 /// registered definitions' texts, the time and count a line records, and what
-/// a replay checks a line against (a model, an action, the state timers'
-/// ids). Nothing here reaches the journal writer back or calls the host.
+/// a replay checks a line against (names, an action, the state timers' ids). Nothing here reaches the journal writer back or calls the host.
 protocol JournalContext: ModelContext {
     // MARK: Writing
 
@@ -21,8 +20,6 @@ protocol JournalContext: ModelContext {
 
     func featureIndex(named name: String) -> Int32?
     func stateIndex(named name: String, feature: Int32) -> Int32?
-    /// A model as `uf_state_get` writes it, checked against the definitions.
-    func validatedModel(_ json: JSONValue) throws(UniFlowError) -> ModelSnapshot
     /// Checks an action as `uf_submit_after` did when it armed it.
     func checkTimerAction(_ action: JSONValue) throws(UniFlowError)
     /// The ids of every state timer the places of a model could have armed.

@@ -200,7 +200,7 @@ struct JournalState {
     /// restore) its state timers count from now and the API timers stay; with
     /// them (a snapshot restore, a replay) they are exactly the armed timers.
     private mutating func applyRestore(_ restored: JSONValue, timers: JSONValue?, _ context: some JournalContext) throws(UniFlowError) {
-        model = try context.validatedModel(restored)
+        model = try ModelSnapshot(validating: restored, context)
         order += 1
         let at = lastTime, entered = order
         for f in model.features.indices where model.features[f].state >= 0 {
