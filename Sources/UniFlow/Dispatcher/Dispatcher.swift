@@ -40,7 +40,8 @@ final class Dispatcher {
 
     var registrations = Registrations()
     var bindings = BindingRegistry()
-    var reporter = ReporterRegistry()
+    /// The reporter (`Reports/Reporter.swift`).
+    var reporter: Reporter
 
     // MARK: Processing
 
@@ -55,18 +56,19 @@ final class Dispatcher {
     var batch: BatchLog?
     /// The clock and the timers.
     var time: TimeRegistry
-    /// Deliveries waiting for the host's loop, and its descriptor.
-    var loop = LoopRegistry()
+    /// Deliveries waiting for the host's loop, and its descriptor (`Loop/HostLoop.swift`).
+    var loop = HostLoop()
     /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
     var closing = false
-    /// Where applied mutations are written (option `journal`).
-    var journal: Journal?
+    /// Where applied mutations are written (option `journal`; `Persistence/JournalWriter.swift`).
+    var journal: JournalWriter?
 
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
         time = TimeRegistry(options.clock)
+        reporter = Reporter(level: options.reporting)
         if let path = options.journal {
-            journal = try Journal(path: path, sync: options.journalSync)
+            journal = JournalWriter(log: try JournalFile(path: path, sync: options.journalSync))
             hot.journaling = true
         }
     }
@@ -195,7 +197,7 @@ final class Dispatcher {
         closing = true
         releaseRegistrations()
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
-        reporter.releaseAll()
+        releaseReporters()
         bindings.releaseHandlers()
     }
 
