@@ -415,3 +415,93 @@ def test_closing_the_inspector_stops_the_server_and_its_subscription(hosted: Any
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{base}/api/model?token={inspector.token}", timeout=5)
     d.transition("FileDownloading", into="Failed", payload={"reason": "x"})  # nobody listens any more
+
+
+# -- the history's snapshots, the package's files --------------------------------------------
+
+def test_the_model_at_a_seq_is_the_same_from_any_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Snapshots every 7 events instead of 1,000: every seq is answered from a
+    # snapshot plus a few events, and must equal the events applied from the start.
+    import random
+
+    from uniflow.inspect._history import History, apply_mutation, copy_model, place_value
+
+    monkeypatch.setattr(History, "SNAPSHOT_EVERY", 7)
+    keyed = {"K"}
+    history = History(keyed)
+    rng = random.Random(3)
+    naive: Dict[str, Any] = {}
+    models: Dict[int, Dict[str, Any]] = {0: {}}
+    for seq in range(1, 300):
+        if rng.random() < 0.03:
+            restored = copy_model(naive, keyed)
+            restored.pop("S", None)
+            history.add_restore(seq - 1, restored)
+            naive = copy_model(restored, keyed)
+            models[seq - 1] = copy_model(naive, keyed)
+        feature = rng.choice(["S", "K"])
+        key = f"k{rng.randrange(5)}" if feature == "K" else None
+        old = place_value(naive, feature, key)
+        new = None if old is not None and rng.random() < 0.2 else {"state": rng.choice("ABC"), "payload": {"n": seq}}
+        m: Dict[str, Any] = {"seq": seq, "kind": "x", "feature": feature, "old": old, "new": new}
+        if key is not None:
+            m["key"] = key
+        history.add_mutation(m)
+        apply_mutation(naive, m)
+        models[seq] = copy_model(naive, keyed)
+    assert len(history.snapshots) > 40
+    for seq, model in models.items():
+        assert history.knows(seq)
+        assert history.model_at(seq) == model, seq
+    assert history.model_at(None) == naive
+    assert not history.knows(300) and not history.knows(-1)
+
+
+def test_the_built_package_holds_the_inspectors_page(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import PYTHON_ROOT
+
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(PYTHON_ROOT / name, source / name)
+    shutil.copytree(PYTHON_ROOT / "uniflow", source / "uniflow", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "installed"
+    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(out)],
+                   cwd=str(source), check=True, capture_output=True)
+    static = out / "uniflow" / "inspect" / "static"
+    assert sorted(p.name for p in static.iterdir()) == ["index.html", "inspector.css", "inspector.js"]
+    assert (out / "uniflow" / "inspect" / "__main__.py").is_file()
+
+
+def test_a_feature_registered_after_the_inspector_started_is_shown() -> None:
+    with uniflow.Dispatcher() as d:
+        d.register(FILE_DOWNLOADING)
+        with d.inspect() as inspector:
+            base, _, _ = inspector.url.partition("/?")
+            d.register({"feature": "Late", "instances": "keyed", "states": {"On": {"fields": {"n": "integer"}}}})
+            d.initialize("Late", "On", {"n": 1}, key="a")
+            d.initialize("FileDownloading", "Starting")
+            assert get_json(base, "/api/model", inspector.token, at=1)[1] == {
+                "Late": {"a": {"state": "On", "payload": {"n": 1}}}}
+            assert get_json(base, "/api/model", inspector.token, at=2)[1] == d.state
+            assert [m["seq"] for m in get_json(base, "/api/mutations", inspector.token, filter="AnyMutationOf<Late>")[1]] == [1]
+            svg = request(base, "/api/graph.svg", inspector.token)[1].decode()
+            assert "On (1)" in svg
+
+
+def test_a_line_no_writer_would_write_is_skipped_and_the_journal_still_followed(tmp_path: Path) -> None:
+    journal = tmp_path / "odd.jsonl"
+    writer = Writer(journal)
+    writer.submit(ACTIONS[0])
+    inspector = Inspector(*DEFS, "--journal", str(journal))
+    try:
+        with open(journal, "a") as f:
+            f.write('{"seq": 2, "feature": 7}\n[1]\nnot json\n')
+        writer.submit(ACTIONS[1])
+        assert wait_until(lambda: get_json(inspector.base, "/api/info", inspector.token)[1]["last_seq"] == 2)
+        assert get_json(inspector.base, "/api/model", inspector.token)[1]["FileDownloading"]["state"] == "Starting"
+    finally:
+        inspector.close()
+        writer.close()

@@ -73,7 +73,8 @@ class InspectorServer:
         self._tasks: List["asyncio.Task[None]"] = []
         self._closing = False
         self._svg_cache: "OrderedDict[Tuple[Any, ...], str]" = OrderedDict()
-        self._dot: Optional[str] = None
+        #: (the features drawn, uf_graph_dot's text)
+        self._dot: Optional[Tuple[Tuple[str, ...], str]] = None
         self._pages = {name: (STATIC / name).read_text(encoding="utf-8") for name in ("index.html", *ASSETS)}
 
     @property
@@ -171,11 +172,13 @@ class InspectorServer:
     # -- the JSON endpoints ------------------------------------------------------------------
 
     def _info_value(self) -> Dict[str, Any]:
+        self.source.refresh()
         first, last = self.source.history.seqs()
         return {"source": self.source.kind, "allow_submit": self.allow_submit,
                 "features": [{"feature": f["feature"], "keyed": f.get("instances") == "keyed",
                               "states": list(f.get("states", {}))} for f in self.source.scratch.features],
-                "generation": self.source.history.generation, "first_seq": first, "last_seq": last}
+                "generation": self.source.history.generation, "first_seq": first, "last_seq": last,
+                "warning": self.source.warning}
 
     async def _info(self, request: web.Request) -> web.Response:
         return _json(self._info_value())
@@ -199,9 +202,10 @@ class InspectorServer:
         return at
 
     def _model_value(self, at: Optional[int]) -> Dict[str, Any]:
+        self.source.refresh()
         if at is None:
             return self.source.live_model()
-        return self.source.scratch.normalize(self.source.history.model_at(at))
+        return self.source.normalize(self.source.history.model_at(at))
 
     async def _model(self, request: web.Request) -> web.Response:
         at = self._at(request)
@@ -209,6 +213,7 @@ class InspectorServer:
         return _json(model)
 
     def _filtered(self, since: int, when: Optional[str], limit: Optional[int]) -> List[Dict[str, Any]]:
+        self.source.refresh()
         mutations = self.source.history.mutations_since(since)
         if when is not None:
             mutations = self.source.scratch.matching(when, mutations)
@@ -232,14 +237,16 @@ class InspectorServer:
     def _svg(self, at: Optional[int]) -> str:
         model = self._model_value(at)
         # The marking depends on the states only.
-        key = (self.source.history.generation, json.dumps(
+        key: Tuple[Any, ...] = (self.source.history.generation, json.dumps(
             {f: ([v["state"] for v in value.values()] if f in self.source.scratch.keyed else value["state"])
              for f, value in model.items()}, sort_keys=True))
+        features = tuple(f["feature"] for f in self.source.scratch.features)
+        key += features
         svg = self._svg_cache.get(key)
         if svg is None:
-            if self._dot is None:
-                self._dot = self._graph_dot()
-            svg = render_svg(marked_dot(self._dot, model, self.source.scratch.keyed))
+            if self._dot is None or self._dot[0] != features:
+                self._dot = (features, self._graph_dot())
+            svg = render_svg(marked_dot(self._dot[1], model, self.source.scratch.keyed))
             self._svg_cache[key] = svg
             while len(self._svg_cache) > 64:
                 self._svg_cache.popitem(last=False)
@@ -305,18 +312,22 @@ class InspectorServer:
         try:
             while not self._closing:
                 current = (self.source.history.generation, self.source.history.version)
-                if current != (generation, version):
-                    event, since, generation = await loop.run_in_executor(None, self._change, since, generation)
-                    version = current[1]
-                    last_timers = event["timers"]
-                    await response.write(f"event: change\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode())
-                else:
-                    timers = await loop.run_in_executor(None, self.source.timers)
-                    if timers != last_timers:
-                        last_timers = timers
-                        await response.write(f"event: timers\ndata: {json.dumps(timers)}\n\n".encode())
+                try:
+                    if current != (generation, version):
+                        event, since, generation = await loop.run_in_executor(None, self._change, since, generation)
+                        version = current[1]
+                        last_timers = event["timers"]
+                        text = f"event: change\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
                     else:
-                        await response.write(b": ping\n\n")
+                        timers = await loop.run_in_executor(None, self.source.timers)
+                        text = ": ping\n\n"
+                        if timers != last_timers:
+                            last_timers = timers
+                            text = f"event: timers\ndata: {json.dumps(timers)}\n\n"
+                except (UniflowError, OSError, ValueError) as error:
+                    # Told to the page, which keeps what it has; the next change tries again.
+                    text = f"event: failure\ndata: {json.dumps(str(error))}\n\n"
+                await response.write(text.encode())
                 try:
                     await asyncio.wait_for(waker.wait(), TIMERS_SECONDS)
                 except asyncio.TimeoutError:

@@ -38,16 +38,29 @@ class Source:
     kind = "source"
     history: History
     scratch: Scratch
+    #: what the page should know is wrong (a journal of other definitions), or None
+    warning: Optional[str] = None
 
     def start(self, notify: Callable[[], None]) -> None:
         raise NotImplementedError
+
+    def refresh(self) -> None:
+        """Takes in definitions registered since the last call (a host's)."""
+
+    def normalize(self, model: Dict[str, Any]) -> Dict[str, Any]:
+        """The model in the library's form; as it is when the library refuses it
+        (a session of other definitions: the warning says so)."""
+        try:
+            return self.scratch.normalize(model)
+        except UniflowError:
+            return model
 
     def poll(self) -> bool:
         """Reads what is new (a journal); True when something changed."""
         return False
 
     def live_model(self) -> Dict[str, Any]:
-        return self.scratch.normalize(self.history.model_at(None))
+        return self.normalize(self.history.model_at(None))
 
     def timers(self) -> List[Dict[str, Any]]:
         return []
@@ -121,7 +134,10 @@ class JournalSource(Source):
         lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()  # a line counts once its newline is written
         for line in lines:
-            self._line(line)
+            try:
+                self._line(line)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self.bad_lines += 1  # not what a journaling dispatcher writes: skipped
         self._timers_dirty = True
         return bool(lines)
 
@@ -134,6 +150,13 @@ class JournalSource(Source):
         if not isinstance(line, dict):
             self.bad_lines += 1
         elif "uniflow_journal" in line:
+            features = line.get("features")
+            names = [f["feature"] for f in self.scratch.features]
+            if isinstance(features, list) and features != names[:len(features)]:
+                self.warning = (f"the journal's session {line.get('session')} has the features {features}, "
+                                f"the inspector's definitions {names}: its models may not be shown right")
+            elif features == names:
+                self.warning = None
             session = line.get("session")
             if session != self._session:
                 # A new session starts from an empty model, as a replay does.
@@ -206,6 +229,8 @@ class HostSource(Source):
         self.history = History(self.scratch.keyed)
         self._subscription: Optional[Subscription] = None
         self._notify: Callable[[], None] = lambda: None
+        self._known = {f["feature"] for f in self.scratch.features}
+        self._stale = False
 
     def start(self, notify: Callable[[], None]) -> None:
         self._notify = notify
@@ -217,10 +242,21 @@ class HostSource(Source):
     def _record(self, mutation: Mutation) -> None:
         m = mutation.to_dict()
         m.pop("dropped", None)
+        if m["feature"] not in self._known:
+            self._stale = True  # registered after the inspector started
         if not self.history.events:
             self.history.rebase(int(m["seq"]) - 1)
         self.history.add_mutation(m)
         self._notify()
+
+    def refresh(self) -> None:
+        if not self._stale:
+            return
+        self._stale = False
+        old, self.scratch = self.scratch, Scratch(self.d.definitions.get("features", []))
+        self._known = {f["feature"] for f in self.scratch.features}
+        self.history.keyed.update(self.scratch.keyed)
+        old.close()
 
     def live_model(self) -> Dict[str, Any]:
         return self.d.state

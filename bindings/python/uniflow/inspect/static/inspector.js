@@ -8,7 +8,7 @@
 
   const $ = (id) => document.getElementById(id);
   const ui = {
-    source: $("source"), connection: $("connection"), model: $("model"), timers: $("timers"),
+    source: $("source"), warning: $("warning"), connection: $("connection"), model: $("model"), timers: $("timers"),
     graph: $("graph"), log: $("log"), filter: $("filter"), filterError: $("filter-error"),
     time: $("time"), timeLabel: $("time-label"), live: $("time-live"),
     submit: $("submit"), submitAction: $("submit-action"), submitStatus: $("submit-status"),
@@ -265,6 +265,8 @@
     view.liveModel = data.model;
     ui.source.textContent = data.source === "journal" ? "following a journal" : "serving a dispatcher";
     ui.submit.hidden = !data.allow_submit;
+    ui.warning.hidden = !data.warning;
+    ui.warning.textContent = data.warning || "";
     setRange(data.first_seq, data.last_seq);
     if (reset) {
       view.shown = {};
@@ -286,6 +288,7 @@
     events.addEventListener("error", () => { ui.connection.textContent = "reconnecting…"; ui.connection.className = "offline"; });
     events.addEventListener("change", (e) => onChange(JSON.parse(e.data)));
     events.addEventListener("timers", (e) => setTimers(JSON.parse(e.data)));
+    events.addEventListener("failure", (e) => { ui.warning.hidden = false; ui.warning.textContent = JSON.parse(e.data); });
   }
 
   ui.filter.addEventListener("input", filterChanged);
