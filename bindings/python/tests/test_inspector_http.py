@@ -505,3 +505,33 @@ def test_a_line_no_writer_would_write_is_skipped_and_the_journal_still_followed(
     finally:
         inspector.close()
         writer.close()
+
+
+def test_a_session_resumed_by_a_replay_starts_from_the_model_it_restored(tmp_path: Path) -> None:
+    journal = tmp_path / "resumed.jsonl"
+    first = Writer(journal)
+    for action in ACTIONS[:4]:
+        first.submit(action)
+    first.close()
+    last = first.mutations[-1]["seq"]
+    resumed = tmp_path / "resume.py"
+    resumed.write_text(
+        "import sys, uniflow\n"
+        "with uniflow.Dispatcher(journal=sys.argv[1]) as d:\n"
+        "    for path in sys.argv[2:]:\n"
+        "        d.register(path)\n"
+        "    d.replay(sys.argv[1])\n"
+        "    d.actualize('FileDownloading', 'InProgress', {'progress': 50})\n")
+    subprocess.run([sys.executable, str(resumed), str(journal), *DEFS], check=True, env=child_env())
+    inspector = Inspector(*DEFS, "--journal", str(journal))
+    try:
+        info = get_json(inspector.base, "/api/info", inspector.token)[1]
+        assert (info["first_seq"], info["last_seq"]) == (last, last + 1)
+        status, model = get_json(inspector.base, "/api/model", inspector.token, at=last)
+        assert status == 200 and model["FileDownloading"] == {"state": "InProgress", "payload": {"progress": 10}}
+        assert get_json(inspector.base, "/api/model", inspector.token, at=1)[0] == 404  # the earlier session's
+        assert [m["seq"] for m in get_json(inspector.base, "/api/mutations", inspector.token)[1]] == [last + 1]
+        assert get_json(inspector.base, "/api/mutations", inspector.token)[1][0]["old"] == {
+            "state": "InProgress", "payload": {"progress": 10}}
+    finally:
+        inspector.close()

@@ -101,6 +101,15 @@ class History:
 
     def add_restore(self, seq: int, model: Mapping[str, Any]) -> None:
         with self.lock:
+            if not self.events:
+                # A session that starts with a restore (a journal resumed by a
+                # replay) starts from the model restored, after its seq: the seqs
+                # before it are an earlier session's.
+                self.base_seq = seq
+                self.model = copy_model(model, self.keyed)
+                self.snapshots = [(0, copy_model(model, self.keyed))]
+                self.version += 1
+                return
             self._add(("r", seq, model))
             self.model = copy_model(model, self.keyed)
             self._maybe_snapshot()
