@@ -535,3 +535,20 @@ def test_a_session_resumed_by_a_replay_starts_from_the_model_it_restored(tmp_pat
             "state": "InProgress", "payload": {"progress": 10}}
     finally:
         inspector.close()
+
+
+def test_a_journals_armed_timers_are_those_a_replay_arms(tmp_path: Path) -> None:
+    journal = tmp_path / "timers.jsonl"
+    with uniflow.Dispatcher(journal=journal) as d:  # the real clock: deadlines in wall-clock time
+        for path in DEFS:
+            d.register(path)
+        d.submit_after(60, {"kind": "initialize", "feature": "FileDownloading", "into": "Starting"}, id="later")
+        inspector = Inspector(*DEFS, "--journal", str(journal))
+        try:
+            timers = get_json(inspector.base, "/api/timers", inspector.token)[1]
+            assert [(t["id"], t["ms"]) for t in timers] == [("later", 60000)]
+            assert 40_000 < timers[0]["due_in_ms"] <= 60_000
+            d.cancel_timer("later")
+            assert wait_until(lambda: get_json(inspector.base, "/api/timers", inspector.token)[1] == [], timeout=15)
+        finally:
+            inspector.close()
