@@ -126,6 +126,10 @@ def test_a_mutation_written_by_another_process_appears_within_a_second(browser: 
     assert elapsed < 3.0, f"{elapsed:.2f} s from the write to the page (design target: 1 s)"
     wait_for(browser, lambda d: "Queued" in text_of(d, "feature-Download[c_iso]"))
     assert logged_seqs(browser)[0] == writer.mutations[-1]["seq"]  # newest first
+    # What changed is highlighted: the new instance, and the count its binding raised.
+    for testid in ("feature-Download[c_iso]", "feature-Downloads"):
+        assert "changed" in (browser.find_element(*by_testid(testid)).get_attribute("class") or ""), testid
+    assert "changed" not in (browser.find_element(*by_testid("feature-FileDownloading")).get_attribute("class") or "")
 
 
 def test_the_time_control_shows_the_model_after_an_earlier_seq_and_back_to_live(browser: WebDriver,

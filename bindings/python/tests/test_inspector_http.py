@@ -552,3 +552,23 @@ def test_a_journals_armed_timers_are_those_a_replay_arms(tmp_path: Path) -> None
             assert wait_until(lambda: get_json(inspector.base, "/api/timers", inspector.token)[1] == [], timeout=15)
         finally:
             inspector.close()
+
+
+def test_the_uniflow_command_runs_the_same_module(tmp_path: Path) -> None:
+    import os
+
+    library = os.environ.get("UNIFLOW_LIBRARY")
+    command = Path(library).resolve().parent.parent / "bin" / "uniflow" if library else None
+    if command is None or not command.is_file():
+        pytest.skip("no uniflow command beside UNIFLOW_LIBRARY's library (an installed prefix)")
+    if subprocess.run([str(command), "help", "inspect"], capture_output=True).returncode != 0:
+        pytest.skip(f"{command} predates the inspect command")
+    env = dict(child_env(), UNIFLOW_PYTHON=sys.executable)
+    result = subprocess.run([str(command), "inspect", *DEFS, "--nats", "nats://127.0.0.1:4222", "--model", "m",
+                             "--partitions", "2"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2 and "needs the NATS adapter" in result.stderr
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("{}\n")
+    result = subprocess.run([str(command), "inspect", *DEFS, "--journal", str(notes)], capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert result.returncode == 1 and "not a uniflow journal" in result.stderr

@@ -24,6 +24,8 @@
     timers: [],
     timersAt: 0,        // when the timers were read (performance.now())
     shown: {},          // data-testid -> JSON of what the card shows (to highlight changes)
+    rendered: false,    // whether a model was shown yet (the first one highlights nothing)
+    changedAt: {},      // data-testid -> when it last changed (performance.now())
     request: 0,         // the latest time-travel request (older answers are ignored)
   };
 
@@ -60,7 +62,9 @@
     const keys = Object.keys(value.payload || {});
     if (keys.length) c.append(el("pre", "payload", JSON.stringify(value.payload, null, 1)));
     const text = JSON.stringify(value);
-    if (view.shown[testid] !== undefined && view.shown[testid] !== text) c.classList.add("changed");
+    // New or changed: highlighted for 2 s, across the renders of that time.
+    if (view.rendered && view.shown[testid] !== text) view.changedAt[testid] = performance.now();
+    if (performance.now() - (view.changedAt[testid] || -1e9) < 2000) c.classList.add("changed");
     view.shown[testid] = text;
     return c;
   }
@@ -85,6 +89,7 @@
     }
     if (!out.length) out.push(el("div", "empty", "no feature is initialized"));
     ui.model.replaceChildren(...out);
+    view.rendered = true;
   }
 
   // -- the log ----------------------------------------------------------------------
@@ -270,6 +275,7 @@
     setRange(data.first_seq, data.last_seq);
     if (reset) {
       view.shown = {};
+      view.rendered = false;
       if (view.at !== null) goLive();
       if (view.filter) reloadLog();
       else { ui.log.replaceChildren(); addToLog(data.mutations, false); }
