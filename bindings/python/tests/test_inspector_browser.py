@@ -127,8 +127,9 @@ def test_a_mutation_written_by_another_process_appears_within_a_second(browser: 
     wait_for(browser, lambda d: "Queued" in text_of(d, "feature-Download[c_iso]"))
     assert logged_seqs(browser)[0] == writer.mutations[-1]["seq"]  # newest first
     # What changed is highlighted: the new instance, and the count its binding raised.
-    for testid in ("feature-Download[c_iso]", "feature-Downloads"):
-        assert "changed" in (browser.find_element(*by_testid(testid)).get_attribute("class") or ""), testid
+    highlighted = ("feature-Download[c_iso]", "feature-Downloads")
+    wait_for(browser, lambda d: all("changed" in (d.find_element(*by_testid(t)).get_attribute("class") or "")
+                                    for t in highlighted), "the changes are not highlighted")
     assert "changed" not in (browser.find_element(*by_testid("feature-FileDownloading")).get_attribute("class") or "")
 
 
