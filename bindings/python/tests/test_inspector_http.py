@@ -572,3 +572,21 @@ def test_the_uniflow_command_runs_the_same_module(tmp_path: Path) -> None:
     result = subprocess.run([str(command), "inspect", *DEFS, "--journal", str(notes)], capture_output=True,
                             text=True, env=env, timeout=60)
     assert result.returncode == 1 and "not a uniflow journal" in result.stderr
+
+
+def test_a_hosts_history_starts_with_the_first_mutation_it_sees() -> None:
+    with uniflow.Dispatcher(clock="manual") as d:
+        d.register(FILE_DOWNLOADING)
+        d.initialize("FileDownloading", "Starting")
+        with d.inspect() as inspector:
+            base, _, _ = inspector.url.partition("/?")
+            info = get_json(base, "/api/info", inspector.token)[1]
+            # The library does not say which seq the model is after: not until a mutation does.
+            assert (info["first_seq"], info["last_seq"], info["clock"]) == (None, None, "manual")
+            status, body = get_json(base, "/api/model", inspector.token, at=0)
+            assert status == 404 and body["error"] == "no seq 0 in the history (it holds no seq yet)"
+            d.transition("FileDownloading", into="InProgress", payload={"progress": 1})
+            info = get_json(base, "/api/info", inspector.token)[1]
+            assert (info["first_seq"], info["last_seq"]) == (1, 2)
+            assert get_json(base, "/api/model", inspector.token, at=1)[1] == {
+                "FileDownloading": {"state": "Starting", "payload": {}}}

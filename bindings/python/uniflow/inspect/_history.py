@@ -66,8 +66,9 @@ class History:
         self.version = 0
         self.reset({}, 0)
 
-    def reset(self, model: Mapping[str, Any], base_seq: int) -> None:
-        """Starts over from ``model``, the model after ``base_seq``."""
+    def reset(self, model: Mapping[str, Any], base_seq: Optional[int]) -> None:
+        """Starts over from ``model``, the model after ``base_seq`` (None: not known
+        yet; the first mutation's seq tells it, :meth:`rebase`)."""
         with self.lock:
             self.generation += 1
             self.version += 1
@@ -81,7 +82,7 @@ class History:
             self.snapshots: List[Tuple[int, Model]] = [(0, copy_model(model, self.keyed))]
 
     @property
-    def last_seq(self) -> int:
+    def last_seq(self) -> Optional[int]:
         with self.lock:
             return self.event_seqs[-1] if self.event_seqs else self.base_seq
 
@@ -131,6 +132,8 @@ class History:
     def knows(self, seq: int) -> bool:
         """Whether ``seq`` is the history's start or one of its events' seqs."""
         with self.lock:
+            if self.base_seq is None:
+                return False
             if seq == self.base_seq:
                 return True
             i = bisect.bisect_left(self.event_seqs, seq)
@@ -158,7 +161,7 @@ class History:
         with self.lock:
             return self.mutations[bisect.bisect_right(self.mutation_seqs, seq):]
 
-    def seqs(self) -> Tuple[int, int]:
+    def seqs(self) -> Tuple[Optional[int], Optional[int]]:
         with self.lock:
             return self.base_seq, self.last_seq
 

@@ -75,6 +75,7 @@ class InspectorServer:
         self._svg_cache: "OrderedDict[Tuple[Any, ...], str]" = OrderedDict()
         #: (the features drawn, uf_graph_dot's text)
         self._dot: Optional[Tuple[Tuple[str, ...], str]] = None
+        self._clock = "monotonic"
         self._pages = {name: (STATIC / name).read_text(encoding="utf-8") for name in ("index.html", *ASSETS)}
 
     @property
@@ -88,6 +89,7 @@ class InspectorServer:
         """Starts following the source and listens; ``port`` is then the real one."""
         self._loop = asyncio.get_running_loop()
         self.source.start(self.notify)
+        self._clock = self.source.clock()
         app = web.Application(middlewares=[self._guard], client_max_size=1 << 20)
         app.router.add_get("/", self._index)
         app.router.add_get("/static/{name}", self._asset)
@@ -151,8 +153,9 @@ class InspectorServer:
         else:
             try:
                 response = await handler(request)
-            except web.HTTPException as error:
-                response = error
+            except web.HTTPException as error:  # a refusal (ours, or the router's 404 / 405)
+                headers = {k: v for k, v in error.headers.items() if k.lower() != "content-length"}
+                response = web.Response(status=error.status, body=error.body, headers=headers)
         for name, value in _SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
         return response
@@ -178,7 +181,7 @@ class InspectorServer:
                 "features": [{"feature": f["feature"], "keyed": f.get("instances") == "keyed",
                               "states": list(f.get("states", {}))} for f in self.source.scratch.features],
                 "generation": self.source.history.generation, "first_seq": first, "last_seq": last,
-                "warning": self.source.warning}
+                "warning": self.source.warning, "clock": self._clock}
 
     async def _info(self, request: web.Request) -> web.Response:
         return _json(self._info_value())
@@ -197,7 +200,8 @@ class InspectorServer:
         at = self._seq(request, "at")
         if at is not None and not self.source.history.knows(at):
             first, last = self.source.history.seqs()
-            raise web.HTTPNotFound(text=json.dumps({"error": f"no seq {at} in the history (it holds {first} to {last})"}),
+            holds = f"it holds {first} to {last}" if first is not None else "it holds no seq yet"
+            raise web.HTTPNotFound(text=json.dumps({"error": f"no seq {at} in the history ({holds})"}),
                                    content_type="application/json")
         return at
 

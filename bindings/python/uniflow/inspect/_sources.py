@@ -65,6 +65,10 @@ class Source:
     def timers(self) -> List[Dict[str, Any]]:
         return []
 
+    def clock(self) -> str:
+        """The clock the timers' ``due_in_ms`` counts on: "manual" stands still."""
+        return "monotonic"
+
     def submit(self, action: bytes) -> SubmitResult:
         raise NotImplementedError
 
@@ -243,7 +247,9 @@ class HostSource(Source):
         # Subscribed first: a mutation made meanwhile is in the model read next and
         # applied again, which changes nothing.
         self._subscription = self.d.subscribe(self._record)
-        self.history.reset(self.d.state, 0)
+        # The seq the model is after is told by the next mutation (the library
+        # has no call for it): until then the history holds no seq.
+        self.history.reset(self.d.state, None)
 
     def _record(self, mutation: Mutation) -> None:
         m = mutation.to_dict()
@@ -266,6 +272,9 @@ class HostSource(Source):
 
     def live_model(self) -> Dict[str, Any]:
         return self.d.state
+
+    def clock(self) -> str:
+        return str(self.d.snapshot(timers=True).get("clock", "monotonic"))
 
     def timers(self) -> List[Dict[str, Any]]:
         return self.d.timers()

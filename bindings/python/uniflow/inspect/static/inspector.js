@@ -196,10 +196,12 @@
   }
 
   function renderTimers() {
-    const elapsed = performance.now() - view.timersAt;
+    // A manual clock stands still between advances: no countdown then.
+    const manual = view.info && view.info.clock === "manual";
+    const elapsed = manual ? 0 : performance.now() - view.timersAt;
     const items = view.timers.map((t) => {
       const left = Math.max(0, t.due_in_ms - elapsed);
-      const li = el("li", "", (t.id === null ? "(anonymous)" : t.id) + " — " + (left / 1000).toFixed(1) + " s of " + (t.ms / 1000) + " s");
+      const li = el("li", "", (t.id === null ? "(anonymous)" : t.id) + " — " + (left / 1000).toFixed(1) + " s of " + (t.ms / 1000) + " s" + (manual ? " (manual clock)" : ""));
       li.dataset.testid = "timer";
       return li;
     });
@@ -210,9 +212,11 @@
   // -- time travel ------------------------------------------------------------------
 
   function setRange(first, last) {
-    ui.time.min = first;
-    ui.time.max = last;
-    if (view.at === null) ui.time.value = last;
+    // No seq yet (a host's inspector before its first mutation): nothing to travel to.
+    ui.time.disabled = first === null;
+    ui.time.min = first === null ? 0 : first;
+    ui.time.max = last === null ? 0 : last;
+    if (view.at === null) ui.time.value = ui.time.max;
   }
 
   async function travel(seq) {
@@ -283,7 +287,7 @@
       newMutations(data.mutations, since);
     }
     if (data.mutations.length) view.lastSeq = data.mutations[data.mutations.length - 1].seq;
-    else if (reset) view.lastSeq = data.last_seq;
+    else if (reset) view.lastSeq = data.last_seq === null ? -1 : data.last_seq;
     setTimers(data.timers);
     if (view.at === null) { renderModel(data.model); refreshGraph(); }
   }
