@@ -5,9 +5,7 @@ extension Dispatcher {
     typealias JSValue = JsonLogic.JSValue
 
     /// An object of the given members, for a rule's data.
-    func ruleData(_ members: KeyValuePairs<String, JSValue>) -> JSValue {
-        .object(JsonLogic.JSObject(members.map { JsonLogic.JSObject.Member(key: $0.key, value: $0.value) }))
-    }
+    func ruleData(_ members: KeyValuePairs<String, JSValue>) -> JSValue { RuleData.object(members) }
 
     /// The GlobalModel, its features made when read.
     func lazyModel() -> JSValue {
@@ -17,6 +15,13 @@ extension Dispatcher {
     /// The mutation being delivered, its parts made when read.
     func lazyMutation(_ record: MutationRecord) -> JSValue {
         .object(JsonLogic.JSObject(lazy: LazyMutation(self, record, scratch.delivery)))
+    }
+}
+
+enum RuleData {
+    /// An object of the given members, for a rule's data.
+    static func object(_ members: KeyValuePairs<String, JsonLogic.JSValue>) -> JsonLogic.JSValue {
+        .object(JsonLogic.JSObject(members.map { JsonLogic.JSObject.Member(key: $0.key, value: $0.value) }))
     }
 }
 
