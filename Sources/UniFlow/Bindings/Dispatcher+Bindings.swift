@@ -51,6 +51,21 @@ extension Dispatcher {
     }
 }
 
+/// Rule data over the live model (`RuleData`): what guards, watches' selectors
+/// and timers' templates build their data from.
+extension Dispatcher: RuleDataSource {
+    typealias JSValue = JsonLogic.JSValue
+
+    /// An object of the given members, for a rule's data.
+    func ruleData(_ members: KeyValuePairs<String, JSValue>) -> JSValue { RuleData.object(members) }
+
+    /// The GlobalModel, its features made when read.
+    func lazyModel() -> JSValue { RuleData.model(of: self) }
+
+    /// The mutation being delivered, its parts made when read.
+    func lazyMutation(_ record: MutationRecord) -> JSValue { RuleData.mutation(record, scratch.delivery, of: self) }
+}
+
 extension Dispatcher: BindingContext {
     /// How many instances a feature has now; a single feature: 1 if initialized, else 0.
     func alive(_ feature: Int32) -> Int {

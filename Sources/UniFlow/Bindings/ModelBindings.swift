@@ -19,7 +19,7 @@ import CUniFlow
 /// those may re-enter the dispatcher: register a handler or definitions (which
 /// change this struct), subscribe, submit. So nothing runs a binding from
 /// inside an access to the stored component: `candidates(for:)` and
-/// `due(_:for:context:)` only read it and return values, `run(_:for:data:context:)`
+/// `due(_:for:context:)` only read it and return values, `run(_:for:inputs:context:)`
 /// is `static` and sees only the binding it was handed, and the loop between them
 /// is the dispatcher's (`runBindings`). Were the run a method of the stored struct,
 /// a handler registering another handler would modify `Dispatcher.bindings`
