@@ -160,6 +160,33 @@ struct ModelBindings {
         return binding
     }
 
+    // MARK: Batches
+
+    /// A batch has committed its mutations and is about to announce them: for
+    /// each feature it began or ended, how many instances it had before the
+    /// batch, counted back from the committed model (nothing to count when no
+    /// binding is registered).
+    mutating func beginBatchAnnouncement(_ committed: [CommittedMutation], context: some BindingContext) {
+        guard !byOwner.isEmpty else { return }
+        var counts: [Int32: Int] = [:]
+        for mutation in committed.reversed() {
+            let feature = mutation.record.feature
+            counts[feature] = (counts[feature] ?? context.alive(feature)) - MutationKind.instancesAdded(mutation.record.kind)
+        }
+        aliveInBatch = counts
+    }
+
+    /// A mutation of the batch is about to be announced: its feature's count
+    /// moves forward to it.
+    mutating func announcingInBatch(_ record: MutationRecord) {
+        // Updated in place: a copy per mutation would cost the batch's size each time.
+        let added = MutationKind.instancesAdded(record.kind)
+        if added != 0 { aliveInBatch?[record.feature]! += added }
+    }
+
+    /// Every mutation of the batch was announced: owners are active as the model says.
+    mutating func endBatchAnnouncement() { aliveInBatch = nil }
+
     /// Whether a binding's owner is active for this mutation: a single owner from
     /// its initialization to its deinitialization, both included; a keyed owner
     /// for its own instances' mutations, and for other features' mutations while
