@@ -6,14 +6,15 @@ import CUniFlow
 /// The component owns the bindings and everything about them: the host handlers
 /// they (and event guards) name, the bindings by owner and by watched feature,
 /// parsing and compiling them at registration, deciding which run for a
-/// mutation, and running one (its `given` clauses, `then`, its templates). What
-/// it needs from outside comes through `BindingContext` (`BindingContext.swift`):
-/// the registered names, the model and the mutation as rule data, how many
-/// instances an owner has, resolving and queueing actions, reporting, and
-/// calling a handler. The dispatcher stores it inline (`Dispatcher.bindings`)
-/// and changes it in place; the hot path's flags (`bindingKinds`,
-/// `anyBindingKinds`) stay in the dispatcher's hot storage, which the
-/// dispatcher sets as it installs (`Dispatcher+Bindings.swift`).
+/// mutation (while a batch announces, with its owners' instances counted as of
+/// each mutation), and running one (its `given` clauses, `then`, its
+/// templates). What it needs from outside comes through `BindingContext`
+/// (`BindingContext.swift`): the registered names, the model and the mutation
+/// as rule data, how many instances an owner has, resolving and queueing
+/// actions, reporting, and calling a handler. The dispatcher stores it inline
+/// (`Dispatcher.bindings`) and changes it in place; the hot path's flags
+/// (`bindingKinds`, `anyBindingKinds`) stay in the dispatcher's hot storage,
+/// which the dispatcher sets as it installs (`Dispatcher+Bindings.swift`).
 ///
 /// Running a binding calls host functions (handlers, a custom reporter), and
 /// those may re-enter the dispatcher: register a handler or definitions (which
