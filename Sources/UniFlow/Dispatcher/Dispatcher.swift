@@ -39,7 +39,7 @@ final class Dispatcher {
     // MARK: Registrations
 
     var registrations = Registrations()
-    var bindings = BindingRegistry()
+    var bindings = ModelBindings()
     /// The reporter (`Reports/Reporter.swift`).
     var reporter: Reporter
 

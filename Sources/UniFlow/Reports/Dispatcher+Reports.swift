@@ -49,7 +49,6 @@ extension Dispatcher: ReportContext {
         report(.bindingRejected, action: nil, failure: failure, details: ReportDetails(watch: id))
     }
 
-    func mutationText(_ record: MutationRecord) -> String { mutationJSON(record, scratch.delivery).jsonText }
 
     /// `context@scope`, or `Feature.kind` when neither is given.
     func actionName(_ action: ActionHeader) -> String {
