@@ -14,7 +14,7 @@ extension Dispatcher {
     }
 
     /// The time a journal line records: the wall clock, or the manual reading.
-    private var journalTime: UInt64 { time.clock.wallClock(at: armBase) }
+    private var journalTime: UInt64 { time.journalTime }
 
     private func journalLine(_ mutation: CommittedMutation) -> JSONValue {
         let record = mutation.record
@@ -57,9 +57,15 @@ extension Dispatcher {
     /// batch the line waits for the batch's own line (it is dropped if the
     /// batch rolls back, as what it describes is).
     func journalTimer(_ line: JSONObject) throws(UniFlowError) {
+        guard journal != nil else { return }
+        try journalTimer(line, at: journalTime)
+    }
+
+    /// `journalTimer` stamped `at` (what the timer service reads from its clock).
+    func journalTimer(_ line: JSONObject, at time: UInt64) throws(UniFlowError) {
         guard let journal else { return }
         var line = line
-        line["at"] = .int(Int64(journalTime))
+        line["at"] = .int(Int64(time))
         if batch != nil {
             batch!.timerLines.append((batch!.committed, line))
             return
@@ -77,34 +83,23 @@ extension Dispatcher {
     /// the model and its state timers are put back and nothing else changes.
     func installJournaled(_ snapshot: ModelSnapshot, replacing before: ModelSnapshot,
                           plan: (() -> [PlannedTimer])? = nil) throws(UniFlowError) {
-        let saved = hot.journaling || plan != nil ? savedStateTimers() : []
+        let saved = hot.journaling || plan != nil ? time.savedStateTimers(self) : []
         try install(snapshot)
         let planned = plan?()
         if let planned, !planned.isEmpty {
             // Timers nothing could fire are not armed: the call fails instead.
             do throws(UniFlowError) {
-                try startTimerThreadIfNeeded()
+                try time.startThreadIfNeeded(self)
             } catch {
                 try? install(before)
-                rearm(saved)
+                time.rearm(saved, self)
                 throw error
             }
         }
         if hot.journaling, let journal {
             var line: JSONObject = ["seq": .int(Int64(model.seq)), "restore": modelJSON()]
             if let planned {
-                var serial = time.store.nextSerial
-                line["timers"] = .array(planned.map { timer in
-                    defer { serial += 1 }
-                    let dueAt = JSONValue.int(Int64(clamping: time.clock.wallClock(at: timer.deadline)))
-                    switch timer.kind {
-                    case .state(let place, let after):
-                        return ["id": .string(stateTimerName(place, after: after)), "kind": "state", "due_at": dueAt]
-                    case .api(let action, let id):
-                        return ["serial": .int(Int64(serial)), "id": id.map { .string($0) } ?? .null, "kind": "api",
-                                "ms": .int(Int64(clamping: timer.ms)), "due_at": dueAt, "action": (try? JSONParser.parse(action)) ?? .null]
-                    }
-                })
+                line["timers"] = time.restoreLineJSON(planned, self)
             }
             line["at"] = .int(Int64(journalTime))
             do throws(UniFlowError) {
@@ -112,15 +107,15 @@ extension Dispatcher {
             } catch {
                 // The room `before` needs was there a moment ago.
                 try? install(before)
-                rearm(saved)
+                time.rearm(saved, self)
                 throw error
             }
         }
         if let planned {
-            cancelAllAPITimers()
-            for timer in planned { arm(timer) }
+            time.cancelAllAPITimers(self)
+            for timer in planned { time.arm(timer, self) }
         } else {
-            armAllStateTimersAfresh()
+            time.armAllStateTimersAfresh(self)
         }
     }
 
@@ -255,30 +250,6 @@ extension Dispatcher {
             let line = "[uniflow] dropped: \(failure.status.name): \(failure.message)\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
-    }
-
-    /// Disarms every API timer (a replay or a snapshot restore brings its own).
-    func cancelAllAPITimers() {
-        for index in time.store.sortedLive() where !time.store.records[Int(index)].isState {
-            free(time.store.records[Int(index)].action)
-            free(time.store.records[Int(index)].id)
-            time.store.free(index)
-        }
-        time.apiIDs.removeAll()
-        noteDisarmed()
-    }
-
-    /// Arms an API timer at a given deadline (a replay, a snapshot restore).
-    func armRestoredAPITimer(action text: String, ms: UInt64, id: String?, deadline: UInt64) throws(UniFlowError) {
-        let actionText = try Memory.copy(text, for: "a timer's action")
-        let idText = try? id.map { (id) throws(UniFlowError) in try Memory.copy(id, for: "a timer's id") }
-        guard let index = try? time.store.arm(TimerRecord(deadline: deadline, ms: ms, action: actionText, id: idText ?? nil)) else {
-            free(actionText)
-            free(idText ?? nil)
-            throw Memory.outOfMemory("a timer")
-        }
-        if let id { time.apiIDs[id] = index }
-        noteArmed(deadline, timer: index)
     }
 }
 
@@ -440,7 +411,7 @@ struct JournalState {
         switch line["id"] {
         case nil, .null?: break
         case .string(let text)?:
-            do throws(UniFlowError) { try Dispatcher.checkTimerID(text, "timer") } catch {
+            do throws(UniFlowError) { try TimerService.checkTimerID(text, "timer") } catch {
                 throw UniFlowError(.schema, error.message)
             }
             id = text
@@ -485,7 +456,7 @@ struct JournalState {
     /// (it fired and its place stayed in the state).
     func stateTimerDeadline(_ place: Place, after i: Int, timer: StateTimer,
                             on dispatcher: Dispatcher) -> (deadline: UInt64, order: UInt64)? {
-        let id = dispatcher.stateTimerName(place, after: i)
+        let id = dispatcher.time.stateTimerID(place, after: i, dispatcher)
         let clock = dispatcher.time.clock
         let now = clock.now()
         // The wall-clock deadline, and when it was armed.

@@ -3,24 +3,7 @@
 extension Dispatcher {
     /// `uf_snapshot_get`: `{"clock", "model", "timers": [...]}`, soonest first.
     func snapshotJSON() -> JSONValue {
-        let now = time.clock.now()
-        var timers: [JSONValue] = []
-        for index in time.store.sortedLive() {
-            let record = time.store.records[Int(index)]
-            var timer = JSONObject()
-            timer["id"] = timerID(index).map { .string($0) } ?? .null
-            timer["kind"] = .string(record.isState ? "state" : "api")
-            // Clamped: a snapshot restored from far-fetched numbers must still list.
-            timer["due_at"] = .int(Int64(clamping: time.clock.wallClock(at: record.deadline)))
-            timer["remaining_ms"] = .int(Int64(clamping: record.deadline > now ? record.deadline - now : 0))
-            timer["ms"] = .int(Int64(clamping: record.ms))
-            timer["on_restore"] = .string(record.isState ? record.policy.rawValue : RestorePolicy.fire.rawValue)
-            if !record.isState, let action = record.action {
-                timer["action"] = (try? JSONParser.parse(action)) ?? .null
-            }
-            timers.append(.object(timer))
-        }
-        return ["clock": .string(time.clock.kind.rawValue), "model": modelJSON(), "timers": .array(timers)]
+        return ["clock": .string(time.clock.kind.rawValue), "model": modelJSON(), "timers": time.snapshotJSON(self)]
     }
 
     /// `uf_snapshot_restore`: installs the model as `uf_state_restore` does (no
@@ -68,7 +51,7 @@ extension Dispatcher {
             try installJournaled(snapshot, replacing: ModelSnapshot(of: self)) {
                 var places: [String: (Place, Int, ms: UInt64)] = [:]
                 self.forEachTimedPlace { place, _, definitions in
-                    for i in definitions.indices { places[self.stateTimerName(place, after: i)] = (place, i, definitions[i].ms) }
+                    for i in definitions.indices { places[self.time.stateTimerID(place, after: i, self)] = (place, i, definitions[i].ms) }
                 }
                 let now = self.time.clock.now()
                 return timers.map { timer in
@@ -90,19 +73,13 @@ extension Dispatcher {
         func add(_ feature: Int32, _ key: String?, _ state: Int32) {
             guard state >= 0 else { return }
             let count = stateDefinition(state, of: feature).timers.count
-            let prefix = featureName(feature) + (key.map { "[\($0)]" } ?? "") + ".\(stateName(state, feature: feature)).after["
-            for i in 0..<count { names.insert("\(prefix)\(i)]") }
+            let place = featureName(feature) + (key.map { "[\($0)]" } ?? "")
+            let state = stateName(state, feature: feature)
+            for i in 0..<count { names.insert(TimerService.stateTimerID(place: place, state: state, after: i)) }
         }
         for (f, entry) in snapshot.features.enumerated() { add(Int32(f), nil, entry.state) }
         for (f, list) in snapshot.instances { for (key, entry) in list { add(f, key, entry.state) } }
         return names
-    }
-
-    /// `Feature.State.after[i]` of a live place.
-    func stateTimerName(_ place: Place, after i: Int) -> String {
-        var name = featureName(place.feature)
-        if let key = key(at: place) { name += "[\(String(cString: key))]" }
-        return "\(name).\(stateName(state(at: place), feature: place.feature)).after[\(i)]"
     }
 }
 
@@ -155,12 +132,12 @@ private struct RestoredTimer {
         self.sameClock = sameClock
         if isState {
             guard object["action"] == nil else { throw UniFlowError(.schema, "a state timer has no 'action'") }
-            if let id, !Dispatcher.isStateTimerID(id) { throw UniFlowError(.schema, "id: '\(id)' is not a state timer's id") }
+            if let id, !TimerService.isStateTimerID(id) { throw UniFlowError(.schema, "id: '\(id)' is not a state timer's id") }
         } else {
             guard let action = object["action"] else { throw UniFlowError(.schema, "missing key 'action'") }
             if let id {
                 // The same rules as uf_submit_after's, but here a bad id is a bad shape.
-                do throws(UniFlowError) { try Dispatcher.checkTimerID(id, "id") } catch {
+                do throws(UniFlowError) { try TimerService.checkTimerID(id, "id") } catch {
                     throw UniFlowError(.schema, error.message)
                 }
             }
