@@ -1,28 +1,6 @@
 /// The armed timers as snapshots, journals and restores save and arm them
 /// again (`docs/time.md`, "Durable timers").
 extension TimerService {
-    /// `uf_snapshot_get`'s `"timers"`: soonest first.
-    func snapshotJSON(_ context: some TimerContext) -> JSONValue {
-        let now = clock.now()
-        var timers: [JSONValue] = []
-        for index in store.sortedLive() {
-            let record = store.records[Int(index)]
-            var timer = JSONObject()
-            timer["id"] = timerID(index, context).map { .string($0) } ?? .null
-            timer["kind"] = .string(record.isState ? "state" : "api")
-            // Clamped: a snapshot restored from far-fetched numbers must still list.
-            timer["due_at"] = .int(Int64(clamping: clock.wallClock(at: record.deadline)))
-            timer["remaining_ms"] = .int(Int64(clamping: record.deadline > now ? record.deadline - now : 0))
-            timer["ms"] = .int(Int64(clamping: record.ms))
-            timer["on_restore"] = .string(record.isState ? record.policy.rawValue : RestorePolicy.fire.rawValue)
-            if !record.isState, let action = record.action {
-                timer["action"] = (try? JSONParser.parse(action)) ?? .null
-            }
-            timers.append(.object(timer))
-        }
-        return .array(timers)
-    }
-
     /// What a restore line says of the timers a restore or a replay is about to
     /// arm (`planned`, in order): the API timers with the serials they will get.
     func restoreLineJSON(_ planned: [PlannedTimer], _ context: some TimerContext) -> JSONValue {
