@@ -1,13 +1,10 @@
 import CUniFlow
 import Glibc
 
-/// The dispatcher's side of its timers: what the timer service (`time`) needs
-/// of it (`TimerContext`), and what only the dispatcher can do, because it runs
-/// actions: checking an API timer's action, firing due timers (each one an outer
-/// call through the pipeline), and the timer thread's loop, which holds the
-/// dispatcher's lock.
+/// What the timer service (`time`) needs of the dispatcher: the model's places
+/// and timer specs, and the sinks for what timers do.
 extension Dispatcher: TimerContext {
-    // MARK: The context: places
+    // MARK: Places
 
     @inline(__always)
     func timerField(_ place: Place) -> Int32 {
@@ -51,7 +48,7 @@ extension Dispatcher: TimerContext {
         return name
     }
 
-    // MARK: The context: timer specs
+    // MARK: Timer specs
 
     @inline(__always)
     func timerCount(of state: Int32, in feature: Int32) -> Int {
@@ -73,7 +70,7 @@ extension Dispatcher: TimerContext {
     @inline(__always)
     func timerSpec(_ index: Int) -> TimerSpec { hot.timerSpecs[index] }
 
-    // MARK: The context: sinks
+    // MARK: Sinks
 
     @inline(__always)
     var batching: Bool { batch != nil }
@@ -100,6 +97,14 @@ extension Dispatcher: TimerContext {
         { [unowned self] in runTimerThread(thread) }
     }
 
+}
+
+/// The dispatcher's side of its timers, what only it can do because it runs
+/// actions: checking an API timer's action before the service arms it, firing
+/// due timers (each one an outer call through the pipeline), and the timer
+/// thread's loop, which holds the dispatcher's lock. The rest is the timer
+/// service's (`Timers/TimerService.swift`).
+extension Dispatcher {
     // MARK: Calls the pipeline makes
 
     /// A place's state changed (`TimerService.stateChanged`).
@@ -224,12 +229,6 @@ extension Dispatcher: TimerContext {
         try? journalTimer(["timer": "fired", "id": .string(id)])
     }
 
-    /// Runs `body` with a timer id as a C string (nil: anonymous).
-    private func withTimerID<R>(_ id: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-        guard let id else { return body(nil) }
-        return id.withCString { body($0) }
-    }
-
     private func fireAPITimer(_ text: String, id: String?) {
         withTimerID(id) { idPointer in
             do throws(UniFlowError) {
@@ -338,4 +337,10 @@ extension Dispatcher: TimerContext {
         thread.join()
         time.thread = nil
     }
+}
+
+/// Runs `body` with a timer id as a C string (nil: anonymous).
+private func withTimerID<R>(_ id: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let id else { return body(nil) }
+    return id.withCString { body($0) }
 }

@@ -53,9 +53,6 @@ struct TimerService {
     /// where delays count from.
     var journalTime: UInt64 { clock.wallClock(at: base) }
 
-    /// The soonest deadline (the host's loop waits for it).
-    mutating func soonest() -> UInt64? { store.peek()?.deadline }
-
     // MARK: Who is told of deadlines
 
     /// A timer was disarmed: the host's loop may be waiting for its deadline,
