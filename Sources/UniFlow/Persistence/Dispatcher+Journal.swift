@@ -62,10 +62,10 @@ extension Dispatcher {
     }
 
     /// `journalTimer` stamped `at` (what the timer service reads from its clock).
-    func journalTimer(_ line: JSONObject, at time: UInt64) throws(UniFlowError) {
+    func journalTimer(_ line: JSONObject, at stamp: UInt64) throws(UniFlowError) {
         guard let journal else { return }
         var line = line
-        line["at"] = .int(Int64(time))
+        line["at"] = .int(Int64(stamp))
         if batch != nil {
             batch!.timerLines.append((batch!.committed, line))
             return
