@@ -178,7 +178,16 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 async function runTrace(X, entry, trace) {
   const impl = scanImplementations(entry.machine);
-  const log = { actions: [], guardCalls: [] };
+  const log = { actions: [], guardCalls: [], runaway: false };
+  // A machine that loops without end inside one step shows up as an endless
+  // stream of actions or guard calls; stop it rather than run out of memory.
+  const LIMIT = 20000;
+  const checkRunaway = () => {
+    if (log.actions.length + log.guardCalls.length > LIMIT) {
+      log.runaway = true;
+      throw new Error('runaway step');
+    }
+  };
   const guardCursor = {};
   const answers = trace.guards || {};
   const guards = {};
@@ -189,11 +198,17 @@ async function runTrace(X, entry, trace) {
       const i = guardCursor[g]++;
       const ans = i < list.length ? !!list[i] : false;
       log.guardCalls.push([g, ans]);
+      checkRunaway();
       return ans;
     };
   }
   const actions = {};
-  for (const a of impl.actions) actions[a] = () => log.actions.push(a);
+  for (const a of impl.actions) {
+    actions[a] = () => {
+      log.actions.push(a);
+      checkRunaway();
+    };
+  }
   const pending = {}; // src -> [{ref, resolve, reject}]
   const actors = {};
   for (const src of impl.actors) {
@@ -230,12 +245,29 @@ async function runTrace(X, entry, trace) {
     actor = X.createActor(machine, { clock });
     actor.subscribe({ error: () => {} }); // keep errors in the snapshot, not thrown
     const record = (step) => {
+      if (log.runaway) throw new Error('step ' + step + ' did not settle (more than ' + LIMIT + ' actions/guard calls)');
       const s = actor.getSnapshot();
       const rec = { step };
-      const conf = configurationFromValue(machine.root, s.value);
       const conf2 = configurationFromNodes(s);
-      if (conf.join(',') !== conf2.join(',')) {
-        throw new Error('configuration mismatch: value gives ' + conf + ' but nodes give ' + conf2);
+      let conf;
+      try {
+        conf = configurationFromValue(machine.root, s.value);
+      } catch (e) {
+        conf = null;
+      }
+      if (!conf || conf.join(',') !== conf2.join(',')) {
+        // XState v5 can reach a configuration that is no statechart
+        // configuration at all (two active children of one compound state,
+        // visible in snapshot.value or only in its active-node set; see the
+        // README).  Record what its active nodes are, say so, and
+        // stop this trace: nothing after it is meaningful.
+        rec.configuration = conf2.join(',');
+        rec.status = s.status;
+        rec.anomaly = 'illegal configuration; snapshot.value is ' + JSON.stringify(s.value);
+        rec.actions = log.actions.splice(0);
+        rec.guardCalls = log.guardCalls.splice(0);
+        expected.push(rec);
+        return false;
       }
       rec.configuration = conf.join(',');
       rec.status = s.status;
@@ -245,10 +277,11 @@ async function runTrace(X, entry, trace) {
       rec.actions = log.actions.splice(0);
       rec.guardCalls = log.guardCalls.splice(0);
       expected.push(rec);
+      return true;
     };
     actor.start();
     await tick();
-    record('start');
+    if (!record('start')) return expected;
     for (let i = 0; i < trace.steps.length; i++) {
       const st = trace.steps[i];
       if (st.event) {
@@ -269,7 +302,7 @@ async function runTrace(X, entry, trace) {
       }
       await tick();
       await tick();
-      record(i);
+      if (!record(i)) break;
     }
   } finally {
     if (actor) actor.stop();
@@ -335,8 +368,14 @@ function formatEntry(entry) {
   for (const k of order) if (entry[k] !== undefined) e[k] = entry[k];
   for (const k of Object.keys(entry)) if (!(k in e)) e[k] = entry[k];
   const traces = e.traces;
+  const machine = e.machine;
   e.traces = '__TRACES__';
+  e.machine = '__MACHINE__';
+  const impl = e.implementations;
+  if (impl) e.implementations = '__IMPL__';
   let s = JSON.stringify(e, null, 2);
+  s = s.replace('"__MACHINE__"', () => formatNode(machine, '  '));
+  if (impl) s = s.replace('"__IMPL__"', () => formatNode(impl, '  '));
   const tr = traces
     .map((t) => {
       const head = Object.assign({}, t);
@@ -353,6 +392,24 @@ function formatEntry(entry) {
     .join(',\n');
   s = s.replace('"__TRACES__"', '[\n' + tr + '\n  ]');
   return s + '\n';
+}
+
+// One line per property of a state node, with its child states nested below:
+// readable, and about half the size of fully indented JSON.
+function formatNode(node, indent) {
+  const inner = indent + '  ';
+  const lines = [];
+  for (const k of Object.keys(node)) {
+    if (k === 'states' && node.states && typeof node.states === 'object') {
+      const kids = Object.keys(node.states).map(
+        (c) => inner + '  ' + JSON.stringify(c) + ': ' + formatNode(node.states[c], inner + '  ')
+      );
+      lines.push(inner + '"states": {' + (kids.length ? '\n' + kids.join(',\n') + '\n' + inner + '}' : '}'));
+    } else {
+      lines.push(inner + JSON.stringify(k) + ': ' + JSON.stringify(node[k]));
+    }
+  }
+  return lines.length ? '{\n' + lines.join(',\n') + '\n' + indent + '}' : '{}';
 }
 
 if (require.main === module) {
