@@ -35,6 +35,7 @@ function parse(argv) {
     else if (a === '--origin') o.origin = argv[++i];
     else if (a === '--out') o.out = argv[++i];
     else if (a === '--prefix') o.prefix = argv[++i];
+    else if (a === '--path-prefix') o.pathPrefix = argv[++i];
     else throw new Error('unknown argument ' + a);
   }
   if (!o.bundle || !o.js || !o.origin || !o.out) {
@@ -62,11 +63,31 @@ function loadMachines(bundlePath, jsPath) {
   const X = require(path.resolve(bundlePath));
   const made = [];
   const testPath = [];
+  // Bundlers mark each module of a compiled file with a '// path' line; the
+  // marker above the line that called createMachine names the source file
+  // the machine really comes from (it may be an imported module).
+  const jsAbs = path.resolve(jsPath);
+  const jsLines = fs.readFileSync(jsAbs, 'utf8').split('\n');
+  const sourceOf = () => {
+    const stack = String(new Error().stack).split('\n');
+    for (const fr of stack) {
+      const i = fr.indexOf(jsAbs + ':');
+      if (i < 0) continue;
+      const line = Number(fr.slice(i + jsAbs.length + 1).split(':')[0]);
+      for (let l = line - 1; l >= 0; l--) {
+        const m = /^\/\/ (\S+)$/.exec(jsLines[l]);
+        if (m) return m[1];
+      }
+      return undefined;
+    }
+    return undefined;
+  };
   const inertActor = stub();
   const wrapped = Object.assign({}, X, {
     createMachine: (config, impl) => {
       const m = X.createMachine(config, impl);
       m.__test = testPath.join(' > ');
+      m.__file = sourceOf();
       made.push(m);
       return m;
     },
@@ -76,6 +97,7 @@ function loadMachines(bundlePath, jsPath) {
         createMachine: (config) => {
           const m = r.createMachine(config);
           m.__test = testPath.join(' > ');
+          m.__file = sourceOf();
           made.push(m);
           return m;
         }
@@ -287,6 +309,7 @@ function main() {
     const org = Object.assign({}, origin);
     delete org.licence;
     if (m.__test) org.test = m.__test;
+    if (o.pathPrefix !== undefined && m.__file && !m.__file.includes('..')) org.path = o.pathPrefix + m.__file;
     const entry = { id, origin: org, licence: origin.licence };
     if (notes.length) entry.notes = notes;
     if (Object.keys(delays).length) entry.delays = delays;
@@ -297,5 +320,10 @@ function main() {
   }
 }
 
-if (require.main === module) main();
+if (require.main === module) {
+  main();
+  // the loaded file may have left timers running (examples that simulate
+  // work); nothing of theirs is wanted once the machines are written
+  process.exit(0);
+}
 module.exports = { convert };
