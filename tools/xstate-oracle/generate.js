@@ -86,7 +86,8 @@ function makeMachine(rng, mid) {
         keys.push(k);
         node.states[k] = build(depth + 1, pathSoFar.concat(k), false);
       }
-      if (depth > 0 && rng.chance(0.45)) {
+      // a final child; at the root it ends the whole machine (status done)
+      if (rng.chance(depth > 0 ? 0.45 : 0.3)) {
         const k = newName();
         node.states[k] = { type: 'final' };
         if (rng.chance(0.3)) node.states[k].entry = [rng.pick(actions)];
