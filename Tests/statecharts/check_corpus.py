@@ -106,7 +106,7 @@ def check_file(path):
         return [f"{path}: machine is not an object"]
     if not isinstance(entry["origin"], dict):
         problems.append(f"{path}: origin is not an object")
-    elif entry["origin"].get("kind") != "generated":
+    elif entry["origin"].get("kind") not in ("generated", "hand-written"):
         for key in ("repository", "path", "commit"):
             if key not in entry["origin"]:
                 problems.append(f"{path}: origin lacks {key!r}")
