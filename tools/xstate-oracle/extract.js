@@ -184,10 +184,8 @@ function convert(machine) {
 
   const action = (a, p, ev) => {
     if (typeof a === 'string') return a;
-    if (a && typeof a === 'object' && !Array.isArray(a) && typeof a.type === 'string' && typeof a !== 'function') {
-      const out = { type: a.type };
-      return out.type;
-    }
+    // {type: 'name', params}: the named action (params are not used here)
+    if (a && typeof a === 'object' && !Array.isArray(a) && typeof a.type === 'string') return a.type;
     if (typeof a === 'function') {
       const t = typeof a.type === 'string' ? a.type.replace(/^xstate\./, '') : 'inline';
       if (/raise|send|emit|forward|spawn|stop|cancel/.test(t)) {
