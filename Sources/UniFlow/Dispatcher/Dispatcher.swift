@@ -38,7 +38,11 @@ final class Dispatcher {
 
     // MARK: Registrations
 
-    var registrations = Registrations()
+    /// The id space of subscriptions, watches and interceptors.
+    var registrationIDs = RegistrationIDs()
+    var subscriptions = SubscriptionRegistry()
+    var watches = WatchRegistry()
+    var interceptors = InterceptorChain()
     var bindings = BindingRegistry()
     var reporter = ReporterRegistry()
 
@@ -78,6 +82,7 @@ final class Dispatcher {
         scratch.watchText.deallocate()
         for key in changes.retiredKeys { free(key) }
         hot.deallocate()
+        subscriptions.deallocate()
         names.deallocate()
         definitions.deallocate()
         lock.deallocate()

@@ -74,10 +74,10 @@ extension Dispatcher {
            scratch.delivery.oldPayload == nil, scratch.delivery.newPayload == nil,
            loop.pending < options.deferredLimit, !loop.queue.isFull {
             action.action = UnsafePointer(loop.plainActions + (action.action.pointee.same != 0 ? 1 : 0))
-            loop.queue.appendReserved(DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
+            loop.queue.appendReserved(DeferredDelivery(subscription: subscription, id: subscriptions.slots[Int(subscription)].id,
                                                        record: record, hotAction: action))
             loop.pending &+= 1
-            hot.subscriptions.pointer(Int(subscription)).pointee.waiting &+= 1
+            subscriptions.slots.pointer(Int(subscription)).pointee.waiting &+= 1
             if loop.pending == 1 { loop.dirty = true }
             return
         }
@@ -87,7 +87,7 @@ extension Dispatcher {
     /// `capture` of any mutation.
     @inline(never)
     private func captureInGeneral(_ record: MutationRecord, for subscription: Int32) {
-        var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id, record: record)
+        var delivery = DeferredDelivery(subscription: subscription, id: subscriptions.slots[Int(subscription)].id, record: record)
         var header: ActionHeader? = nil
         var strings: ActionExtras? = nil
         do throws(UniFlowError) {
@@ -130,7 +130,7 @@ extension Dispatcher {
                                             strings: strings))
         }
         loop.pending += 1
-        hot.subscriptions.pointer(Int(subscription)).pointee.waiting += 1
+        subscriptions.slots.pointer(Int(subscription)).pointee.waiting += 1
         while loop.pending > options.deferredLimit, let oldest = popDelivery() {
             guard isWanted(oldest.delivery) else {
                 discard(oldest.delivery)
@@ -151,7 +151,7 @@ extension Dispatcher {
 
     @inline(__always)
     private func isWanted(_ subscription: Int32, _ id: UInt64) -> Bool {
-        hot.subscriptions[Int(subscription)].alive && hot.subscriptions[Int(subscription)].id == id
+        subscriptions.slots[Int(subscription)].alive && subscriptions.slots[Int(subscription)].id == id
     }
 
     /// A wanted delivery leaves the queue (made or dropped).
@@ -161,7 +161,7 @@ extension Dispatcher {
     @inline(__always)
     private func taken(_ subscription: Int32) {
         loop.pending &-= 1
-        hot.subscriptions.pointer(Int(subscription)).pointee.waiting &-= 1
+        subscriptions.slots.pointer(Int(subscription)).pointee.waiting &-= 1
     }
 
     /// The oldest waiting delivery and what it owns. Its action's header, if it
@@ -184,7 +184,7 @@ extension Dispatcher {
     /// A delivery that will never be made: counted for its subscription's next
     /// one, and reported.
     private func dropped(_ delivery: DeferredDelivery, action: ActionHeader?, _ failure: UniFlowError) {
-        hot.subscriptions.pointer(Int(delivery.subscription)).pointee.dropped += 1
+        subscriptions.slots.pointer(Int(delivery.subscription)).pointee.dropped += 1
         guard reportingActive else { return }
         report(.dropped, action: action, failure: failure,
                details: ReportDetails(subscription: delivery.id, seq: delivery.record.seq))
@@ -193,7 +193,7 @@ extension Dispatcher {
     /// An ended subscription's waiting deliveries no longer count (they are
     /// skipped when their turn comes).
     func dropDeliveries(of subscription: Int32) {
-        let slot = hot.subscriptions.pointer(Int(subscription))
+        let slot = subscriptions.slots.pointer(Int(subscription))
         loop.pending -= slot.pointee.waiting
         slot.pointee.waiting = 0
         loop.dirty = true
@@ -235,7 +235,7 @@ extension Dispatcher {
 
     /// Whether `uf_loop_run` has something to do now.
     private var loopWorkDue: Bool {
-        if loop.pending > 0 || registrations.watchesWaiting > 0 { return true }
+        if loop.pending > 0 || watches.waiting > 0 { return true }
         guard let next = hostTimerDeadline else { return false }
         return next <= time.clock.now()
     }
@@ -268,7 +268,7 @@ extension Dispatcher {
     /// `uf_loop_timeout`: 0 when work is due, the milliseconds until the next
     /// host timer (rounded up, clamped to `INT_MAX`), or -1.
     func loopTimeout() -> Int32 {
-        if loop.pending > 0 || registrations.watchesWaiting > 0 { return 0 }
+        if loop.pending > 0 || watches.waiting > 0 { return 0 }
         guard let next = hostTimerDeadline else { return -1 }
         let nowNanoseconds = DispatcherClock.monotonicNanoseconds()
         let due = time.clock.monotonicNanoseconds(at: next)
@@ -295,9 +295,9 @@ extension Dispatcher {
             // older ones meanwhile.
             done += makeDeliveries(through: model.seq)
             for index in pendingWatches {
-                guard let value = registrations.watches[index].pending else { continue }
+                guard let value = watches.slots[index].pending else { continue }
                 setPending(nil, ofWatch: index)
-                if registrations.watches[index].delivered != value || registrations.watches[index].delivered == nil {
+                if watches.slots[index].delivered != value || watches.slots[index].delivered == nil {
                     deliver(value, toWatch: index)
                     done += 1
                     if !queue.isEmpty { drainQueue() }
@@ -357,13 +357,13 @@ extension Dispatcher {
     @inline(__always)
     private func deliverPlain(_ record: inout MutationRecord, to index: Int32, id: UInt64, action: HotAction?) {
         record.subscriptionID = id
-        let slot = hot.subscriptions.pointer(Int(index))
+        let slot = subscriptions.slots.pointer(Int(index))
         record.dropped = slot.pointee.dropped
         slot.pointee.dropped = 0
         scratch.delivery.hotAction = action
-        registrations.notifyingDepth &+= 1
+        subscriptions.notifyingDepth &+= 1
         withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
-        registrations.notifyingDepth &-= 1
+        subscriptions.notifyingDepth &-= 1
         flushPendingRemovals()
         scratch.delivery.resetHot()
     }
@@ -372,8 +372,8 @@ extension Dispatcher {
         var record = delivery.record
         let index = delivery.subscription
         record.subscriptionID = delivery.id
-        record.dropped = hot.subscriptions[Int(index)].dropped
-        hot.subscriptions.pointer(Int(index)).pointee.dropped = 0
+        record.dropped = subscriptions.slots[Int(index)].dropped
+        subscriptions.slots.pointer(Int(index)).pointee.dropped = 0
         if let owned {
             scratch.delivery.oldPayload = owned.oldPayload
             scratch.delivery.newPayload = owned.newPayload
@@ -383,9 +383,9 @@ extension Dispatcher {
         } else {
             scratch.delivery.hotAction = delivery.hotAction
         }
-        registrations.notifyingDepth += 1
+        subscriptions.notifyingDepth += 1
         withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
-        registrations.notifyingDepth -= 1
+        subscriptions.notifyingDepth -= 1
         flushPendingRemovals()
         scratch.delivery.reset()
         withExtendedLifetime(owned) {}
