@@ -200,13 +200,7 @@ extension Dispatcher {
     @inline(__always)
     private func notify(_ index: Int32, _ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64) {
         let slot = subscriptions.slots[Int(index)]
-        guard slot.alive, slot.id < limit, slot.kinds & kindBit != 0 else { return }
-        // Most filters name no state: both are -1, the only negative value, so
-        // one test of their AND skips both comparisons.
-        if slot.oldState & slot.newState >= 0 {
-            guard slot.oldState < 0 || slot.oldState == record.pointee.oldState,
-                  slot.newState < 0 || slot.newState == record.pointee.newState else { return }
-        }
+        guard slot.wants(record, kindBit: kindBit, limit: limit) else { return }
         if slot.deferred {
             capture(record.pointee, for: index)
             return

@@ -78,12 +78,4 @@ extension Dispatcher {
         }
         return scratch.delivery.newPayloadText.map { UnsafePointer($0) }
     }
-
-    /// A state's name as C borrows it (registered names live as long as the dispatcher).
-    func stateCName(_ state: Int32, of feature: Int32) -> UnsafePointer<CChar>? {
-        guard state >= 0 else { return nil }
-        return stateSlot(state, of: hot.features[Int(feature)]).name.pointer
-    }
-
-    func featureCName(_ feature: Int32) -> UnsafePointer<CChar> { hot.features[Int(feature)].name.pointer }
 }

@@ -25,6 +25,24 @@ struct SubscriptionSlot {
     var waiting = 0
 }
 
+extension SubscriptionSlot {
+    /// Whether a delivery calls it (or, deferred, keeps the mutation for it): it
+    /// is alive, older than the delivery (`limit`: the next id when the
+    /// mutation's announcement began) and its filter matches (`kindBit`: the bit
+    /// of the record's kind).
+    @inline(__always)
+    func wants(_ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64) -> Bool {
+        guard alive, id < limit, kinds & kindBit != 0 else { return false }
+        // Most filters name no state: both are -1, the only negative value, so
+        // one test of their AND skips both comparisons.
+        if oldState & newState >= 0 {
+            guard oldState < 0 || oldState == record.pointee.oldState,
+                  newState < 0 || newState == record.pointee.newState else { return false }
+        }
+        return true
+    }
+}
+
 /// A list of subscription slot indices, ordered by subscription id.
 typealias SlotList = UnsafeVector<Int32>
 
