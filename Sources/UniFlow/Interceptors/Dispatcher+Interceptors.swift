@@ -174,7 +174,7 @@ extension Dispatcher {
             scratch.intercepted.running = 0
             if !interceptors.slots[index].alive {
                 // Ended from inside its own callback: release it now that it returned.
-                interceptors.takeRelease(index).run()
+                releaseEnded(interceptor: index)
             }
             if result != 0 {
                 failure = interceptorFailure(result, of: id)
@@ -183,8 +183,22 @@ extension Dispatcher {
         }
         interceptors.walks &-= 1
         // The walk cost as much as compacting: any ended slot goes now.
-        if interceptors.ended > 0 { interceptors.compact(ids: &registrationIDs) }
+        if interceptors.ended > 0 { compactInterceptors() }
         return failure
+    }
+
+    // Out of line, as the other changes to the chain the walk may make: inlined,
+    // they made it keep the chain's address on every interception.
+
+    /// Runs the `payload_free` of an interceptor ended while its callback ran.
+    @inline(never)
+    private func releaseEnded(interceptor index: Int) {
+        interceptors.takeRelease(index).run()
+    }
+
+    @inline(never)
+    private func compactInterceptors() {
+        interceptors.compact(ids: &registrationIDs)
     }
 
     /// A veto (`result` > 0) or a failure (< 0): out of line, so that the walk

@@ -62,12 +62,22 @@ extension Dispatcher {
 
     /// Ends a subscription. Its `payload_free` runs now, or when its callback
     /// returns if it is running; a deferred one's pending deliveries are dropped.
+    /// (Out of line, as every change to the registry a delivery may need: a
+    /// modifying access inlined into the delivery made it keep the registry's
+    /// address in a register, or spill it, on every delivery.)
+    @inline(never)
     func end(subscription index: Int32) {
         let ended = subscriptions.markEnded(index)
         registrationIDs.remove(ended.id)
         if ended.deferred { dropDeliveries(of: index) }
         if !ended.running { subscriptions.takeRelease(index).run() }
         subscriptions.unlist(index, self)
+    }
+
+    /// Runs the `payload_free` of a subscription ended while its callback ran.
+    @inline(never)
+    private func releaseEnded(subscription index: Int32) {
+        subscriptions.takeRelease(index).run()
     }
 
     /// Releases every registration (`uf_dispatcher_free`), each `payload_free`
@@ -190,6 +200,11 @@ extension Dispatcher {
     @inline(__always)
     func flushPendingRemovals() {
         guard subscriptions.notifyingDepth == 0 && !subscriptions.pendingRemovals.isEmpty else { return }
+        removePendingNow()
+    }
+
+    @inline(never)
+    private func removePendingNow() {
         subscriptions.flushPendingRemovals(self)
     }
 
@@ -222,7 +237,7 @@ extension Dispatcher {
         after.pointee.running = false
         if !after.pointee.alive {
             // Ended from inside its own callback: release it now that it returned.
-            subscriptions.takeRelease(index).run()
+            releaseEnded(subscription: index)
         } else if result == UF_STOP {
             end(subscription: index)
         }

@@ -121,11 +121,11 @@ extension Dispatcher {
                     if watches.slots[index].delivered == value {
                         // Back to the value the watch has: nothing waits for the loop any more.
                         if watches.slots[index].pending != nil {
-                            watches.setPending(nil, ofWatch: index)
+                            setPending(nil, ofWatch: index)
                             loop.dirty = true
                         }
                     } else {
-                        watches.setPending(value, ofWatch: index)
+                        setPending(value, ofWatch: index)
                         noteLoopWork()
                     }
                 } else if watches.slots[index].delivered != value {
@@ -142,8 +142,13 @@ extension Dispatcher {
             changes.retiredKeys.removeAll()
         }
         if !changes.emptiedTables.isEmpty { releaseEmptyInstanceTables() }
-        if watches.ended > WatchRegistry.endedBeforeCompacting { watches.compact(ids: &registrationIDs, self) }
+        if watches.ended > WatchRegistry.endedBeforeCompacting { compactWatches() }
         changes.any = false
+    }
+
+    @inline(never)
+    private func compactWatches() {
+        watches.compact(ids: &registrationIDs, self)
     }
 
     /// The watches to evaluate, in id order.
@@ -264,7 +269,10 @@ extension Dispatcher {
     /// Deferred watches with a value waiting, in id order.
     var pendingWatches: [Int] { watches.pendingIndices }
 
-    /// Sets or clears a deferred watch's waiting value.
+    /// Sets or clears a deferred watch's waiting value. (Out of line, as the
+    /// other changes to the registry `settle` may make: inlined, they made it
+    /// keep the registry's address on every settle.)
+    @inline(never)
     func setPending(_ value: JSONValue?, ofWatch index: Int) {
         watches.setPending(value, ofWatch: index)
     }
