@@ -118,17 +118,18 @@ public func uf_mutation_new_state(_ m: OpaquePointer?) -> UnsafePointer<CChar>? 
 @c @implementation
 public func uf_mutation_old_payload_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
-    return dispatcher(from: r.dispatcher).oldPayloadText(r)
+    return dispatcher(from: r.dispatcher).scratch.delivery.oldPayloadText(r)
 }
 
 @c @implementation
 public func uf_mutation_new_payload_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
-    return dispatcher(from: r.dispatcher).newPayloadText(r)
+    return dispatcher(from: r.dispatcher).scratch.delivery.newPayloadText(r)
 }
 
 @c @implementation
 public func uf_mutation_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
-    return dispatcher(from: r.dispatcher).mutationText(r)
+    let core = dispatcher(from: r.dispatcher)
+    return core.scratch.delivery.mutationText(r) { core.mutationJSON($0, $1) }
 }
