@@ -35,14 +35,14 @@ private func watch(_ select_json: UnsafePointer<CChar>?, _ out_id: UnsafeMutable
 public func uf_watch_value_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let w else { return nil }
     let record = UnsafeMutablePointer<WatchEventRecord>(w)
-    return dispatcher(from: record.pointee.dispatcher).watchText(record, previous: false)
+    return record.pointee.text(previous: false, &dispatcher(from: record.pointee.dispatcher).scratch.watchText)
 }
 
 @c @implementation
 public func uf_watch_previous_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let w else { return nil }
     let record = UnsafeMutablePointer<WatchEventRecord>(w)
-    return dispatcher(from: record.pointee.dispatcher).watchText(record, previous: true)
+    return record.pointee.text(previous: true, &dispatcher(from: record.pointee.dispatcher).scratch.watchText)
 }
 
 @c @implementation
@@ -101,7 +101,8 @@ public func uf_intercepted_state(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
 @c @implementation
 public func uf_intercepted_json(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = interceptedRecord(a) else { return nil }
-    return dispatcher(from: r.dispatcher).interceptedText()
+    let core = dispatcher(from: r.dispatcher)
+    return core.scratch.intercepted.text { core.actionDescription($0) }
 }
 
 @c @implementation

@@ -38,6 +38,17 @@ struct InterceptScratch {
 
     var header: ActionHeader? { action ?? hot?.header }
 
+    /// `uf_intercepted_json`: the action as JSON (`describe` gives its fields,
+    /// the payload is added when it carried one), made on first request.
+    mutating func text(_ describe: (ActionHeader) -> JSONObject) -> UnsafePointer<CChar>? {
+        if jsonText == nil, let action = header {
+            var object = describe(action)
+            if let payload { object["payload"] = .object(payload) }
+            jsonText = try? Memory.copy(JSONValue.object(object).jsonText, for: "an action's text")
+        }
+        return jsonText.map { UnsafePointer($0) }
+    }
+
     mutating func reset() {
         active = false
         if action != nil { action = nil }
@@ -207,15 +218,5 @@ extension Dispatcher {
     private func interceptorFailure(_ result: Int32, of id: UInt64) -> UniFlowError {
         if result > 0 { return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)") }
         return UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
-    }
-
-    /// `uf_intercepted_json`: the action as JSON, made on first request.
-    func interceptedText() -> UnsafePointer<CChar>? {
-        if scratch.intercepted.jsonText == nil, let action = scratch.intercepted.header {
-            var object = actionDescription(action)
-            if let payload = scratch.intercepted.payload { object["payload"] = .object(payload) }
-            scratch.intercepted.jsonText = try? Memory.copy(JSONValue.object(object).jsonText, for: "an action's text")
-        }
-        return scratch.intercepted.jsonText.map { UnsafePointer($0) }
     }
 }

@@ -22,6 +22,31 @@ struct WatchEventRecord {
         self.value = value
         self.previous = previous
     }
+
+    /// `uf_watch_value_json` and `uf_watch_previous_json`, made on first request
+    /// (the value's in the dispatcher's `buffer` when it is free).
+    mutating func text(previous wantsPrevious: Bool, _ buffer: inout WatchTextBuffer) -> UnsafePointer<CChar>? {
+        if wantsPrevious {
+            guard let value = previous else { return nil }
+            if previousText == nil {
+                previousText = try? Memory.copy(value.jsonText, for: "a watch's value")
+            }
+            return UnsafePointer(previousText)
+        }
+        if valueText == nil, let made = buffer.text(of: value) {
+            valueText = made.text
+            valueTextLent = made.lent
+        }
+        return UnsafePointer(valueText)
+    }
+
+    /// Frees (or gives back to `buffer`) the text the callback asked for, once it has returned.
+    mutating func releaseTexts(_ buffer: inout WatchTextBuffer) {
+        if valueTextLent { buffer.giveBack() } else if let text = valueText { free(text) }
+        if let text = previousText { free(text) }
+        valueText = nil
+        previousText = nil
+    }
 }
 
 extension Dispatcher: WatchContext {
@@ -236,34 +261,12 @@ extension Dispatcher {
         watches.setRunning(index, true)
         let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), payload) }
         watches.setRunning(index, false)
-        if record.valueText != nil || record.previousText != nil { releaseTexts(of: record) }
+        if record.valueText != nil || record.previousText != nil { record.releaseTexts(&scratch.watchText) }
         if !watches.slots[index].alive {
             watches.takeRelease(index).run()
         } else if result == UF_STOP {
             endWatch(index)
         }
-    }
-
-    /// `uf_watch_value_json` and `uf_watch_previous_json`, made on first request.
-    func watchText(_ record: UnsafeMutablePointer<WatchEventRecord>, previous: Bool) -> UnsafePointer<CChar>? {
-        if previous {
-            guard let value = record.pointee.previous else { return nil }
-            if record.pointee.previousText == nil {
-                record.pointee.previousText = try? Memory.copy(value.jsonText, for: "a watch's value")
-            }
-            return UnsafePointer(record.pointee.previousText)
-        }
-        if record.pointee.valueText == nil, let made = scratch.watchText.text(of: record.pointee.value) {
-            record.pointee.valueText = made.text
-            record.pointee.valueTextLent = made.lent
-        }
-        return UnsafePointer(record.pointee.valueText)
-    }
-
-    /// Frees (or gives back) the text a callback asked for, once it has returned.
-    private func releaseTexts(of record: WatchEventRecord) {
-        if record.valueTextLent { scratch.watchText.giveBack() } else if let text = record.valueText { free(text) }
-        if let text = record.previousText { free(text) }
     }
 
     /// Deferred watches with a value waiting, in id order.
