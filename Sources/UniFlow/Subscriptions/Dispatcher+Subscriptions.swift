@@ -6,10 +6,12 @@ import CUniFlow
 /// Delivery is here, not in the registry, because it calls the host: a
 /// subscriber may subscribe, unsubscribe or submit from its callback, which
 /// modifies the registry again. So no call runs inside a modifying access to
-/// `subscriptions`: these loops walk the lists by index, read the slot they need
-/// field by field before each call and read the lists again after it, as the
+/// `subscriptions`: these loops walk the lists by index, copy the (trivial)
+/// slot they need before each call, let it say whether it wants the mutation
+/// (`SubscriptionSlot.wants`), and read the lists again after the call. The
 /// registry's own changes (`markEnded`, `unlist`, `flushPendingRemovals`) are
-/// short modifying accesses between calls.
+/// short modifying accesses between calls, and each `payload_free` it hands back
+/// (`takeRelease`) runs after that access has ended.
 extension Dispatcher: SubscriptionContext {
     func setSubscriberList(_ list: Int32, ofInstance name: InstanceName) {
         guard let table = instanceTable(of: name.feature) else { return }
@@ -19,6 +21,7 @@ extension Dispatcher: SubscriptionContext {
 }
 
 extension Dispatcher {
+    /// The name model bindings use (`Bindings/`).
     typealias CompiledFilter = UniFlow.CompiledFilter
 
     /// Resolves a parsed filter against the registered features.
