@@ -52,24 +52,31 @@ struct HotAction {
     var into: Int32
     var event: Int32
 
-    /// Whether the caller's struct lends texts the action's header points to.
+    /// Whether the caller's struct lends texts the action's header points to
+    /// (every text member the table gives a header slot).
     var lendsTexts: Bool {
-        action.pointee.key != nil || action.pointee.event != nil || action.pointee.scope != nil
-            || action.pointee.context != nil || action.pointee.id != nil
+        let raw = UnsafeRawPointer(action)
+        var lent: UInt = 0
+        for member in ActionField.structTexts {
+            lent |= raw.load(fromByteOffset: member.offset, as: UInt.self)
+        }
+        return lent != 0
     }
 
     var header: ActionHeader {
-        let a = action.pointee
         var header = ActionHeader(kind: kind, feature: feature)
         header.from = from
         header.into = into
         header.event = event
-        header.same = a.same != 0
-        header.key = a.key
-        header.eventName = a.event
-        header.scope = a.scope
-        header.context = a.context
-        header.id = a.id
+        // The texts and flags as the caller's struct has them (the hot path serves
+        // no action with `uninitialized`, so that flag is 0 there).
+        let raw = UnsafeRawPointer(action)
+        for member in ActionField.structTexts {
+            header.texts[member.slot] = raw.load(fromByteOffset: member.offset, as: UnsafePointer<CChar>?.self)
+        }
+        for member in ActionField.structFlags {
+            header[flag: member.field] = raw.load(fromByteOffset: member.offset, as: Int32.self) != 0
+        }
         return header
     }
 }
