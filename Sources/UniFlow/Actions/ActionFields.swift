@@ -254,6 +254,16 @@ enum ActionField: Int, CaseIterable {
         }
     }
 
+    /// What `uf_action`'s check says when the field is given with the one it
+    /// `excludes` (a trigger's message predates the general one).
+    var structExclusionMessage: String? {
+        guard let excluded = excludes else { return nil }
+        switch self {
+        case .uninitialized: return "uf_action: a trigger has 'from' (in) or 'uninitialized', not both"
+        default: return "uf_action: \(structDescription) cannot be used with \(excluded.structDescription)"
+        }
+    }
+
     /// Where a decoded action keeps the text (`DecodedAction.texts`), or nil.
     var inputSlot: Int? {
         switch self {

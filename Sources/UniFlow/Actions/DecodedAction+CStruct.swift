@@ -47,10 +47,8 @@ extension DecodedAction where Source == CActionSource {
             case .optional:
                 guard a.given(field) else { continue }
             }
-            if let excluded = field.excludes, a.given(excluded) {
-                throw UniFlowError(.invalidArgument, field == .uninitialized
-                    ? "uf_action: a trigger has 'from' (in) or 'uninitialized', not both"
-                    : "uf_action: \(field.structDescription) cannot be used with \(excluded.structDescription)")
+            if let excluded = field.excludes, a.given(excluded), let message = field.structExclusionMessage {
+                throw UniFlowError(.invalidArgument, message)
             }
             guard field.value == .text, let text = a.text(field) else { continue }
             switch field.resolution {
