@@ -125,9 +125,20 @@ private extension StringProtocol {
         #expect(offsets == offsets.sorted())
     }
 
-    @Test func theStructSizesAreTheReleasesAndEveryFieldAddedSince() {
-        #expect(ActionField.structSizes == [MemoryLayout<uf_action>.offset(of: \.key)!, MemoryLayout<uf_action>.offset(of: \.event)!,
-                                            MemoryLayout<uf_action>.size])
+    /// A caller may pass the size of the first release (it ends after the via),
+    /// or one that ends after any member added since, or this header's.
+    @Test func theStructSizesAreTheReleasesAndEveryFieldAddedSince() throws {
+        let firstRelease = MemoryLayout<uf_action>.offset(of: \.via_payload_free)! + MemoryLayout<UnsafeRawPointer>.size
+        var expected = [firstRelease, MemoryLayout<uf_action>.size]
+        for member in try headerMembers() where member.release != "0.1.0" {
+            let field = try #require(ActionField.allCases.first { $0.structMemberNames.first == member.name })
+            expected.append(field.structOffset! + MemoryLayout<UnsafeRawPointer>.size)
+        }
+        #expect(ActionField.structSizes == Array(Set(expected)).sorted())
+        // What uf_dispatch accepted before the table.
+        #expect(Array(ActionField.structSizes.prefix(3)) == [MemoryLayout<uf_action>.offset(of: \.key)!,
+                                                             MemoryLayout<uf_action>.offset(of: \.event)!,
+                                                             MemoryLayout<uf_action>.offset(of: \.event)! + MemoryLayout<UnsafeRawPointer>.size])
     }
 
     @Test func theTableIsConsistent() {
