@@ -365,9 +365,8 @@ enum ActionField: Int, CaseIterable {
 }
 
 /// The texts a decoded action carries, by `ActionField.inputSlot`.
-typealias ActionInputTexts<Text> = InlineArray<7, Text?>
-/// The texts a resolved action keeps, by `ActionField.headerSlot`.
-typealias ActionHeaderTexts = InlineArray<6, UnsafePointer<CChar>?>
+typealias ActionInputTexts<Text> = ActionSlots<Text>
+
 
 extension ActionKind {
     /// The kind's position in `allCases`.

@@ -74,29 +74,34 @@ extension DecodedAction where Source == CActionSource {
 /// The members of a `uf_action` by field, read once at the table's offsets: a
 /// pointer's bits (a text, JSON text, a callback), or an `int` flag.
 struct ActionStructMembers {
-    private var words = InlineArray<16, UInt>(repeating: 0)
+    private var words: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     init(_ a: uf_action) {
-        var words = self.words
         withUnsafeBytes(of: a) { raw in
-            for field in ActionField.allCases {
-                guard let offset = field.structOffset else { continue }
-                switch field.value {
-                case .flag, .kind:
-                    words[field.rawValue] = UInt(truncatingIfNeeded: raw.load(fromByteOffset: offset, as: Int32.self))
-                case .text, .object, .callback, .list:
-                    words[field.rawValue] = raw.load(fromByteOffset: offset, as: UInt.self)
+            withUnsafeMutableBytes(of: &words) { words in
+                for field in ActionField.allCases {
+                    guard let offset = field.structOffset else { continue }
+                    let word: UInt = switch field.value {
+                    case .flag, .kind: UInt(truncatingIfNeeded: raw.load(fromByteOffset: offset, as: Int32.self))
+                    case .text, .object, .callback, .list: raw.load(fromByteOffset: offset, as: UInt.self)
+                    }
+                    words.storeBytes(of: word, toByteOffset: field.rawValue &* MemoryLayout<UInt>.stride, as: UInt.self)
                 }
             }
         }
-        self.words = words
+    }
+
+    @inline(__always)
+    private func word(_ field: ActionField) -> UInt {
+        withUnsafeBytes(of: words) { $0.load(fromByteOffset: field.rawValue &* MemoryLayout<UInt>.stride, as: UInt.self) }
     }
 
     /// Whether the member is set (not NULL, not 0).
     @inline(__always)
-    func given(_ field: ActionField) -> Bool { words[field.rawValue] != 0 }
+    func given(_ field: ActionField) -> Bool { word(field) != 0 }
 
     /// A text member.
     @inline(__always)
-    func text(_ field: ActionField) -> UnsafePointer<CChar>? { UnsafePointer(bitPattern: words[field.rawValue]) }
+    func text(_ field: ActionField) -> UnsafePointer<CChar>? { UnsafePointer(bitPattern: word(field)) }
 }

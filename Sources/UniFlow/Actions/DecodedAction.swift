@@ -6,7 +6,7 @@ struct DecodedAction<Source: ActionSource> {
     var feature: Source.Text
     /// The texts given, by `ActionField.inputSlot` (`from`, `into`, `key`, `event`,
     /// the labels): names not yet resolved, texts as given.
-    var texts = ActionInputTexts<Source.Text>(repeating: nil)
+    var texts = ActionInputTexts<Source.Text>()
     /// The flags set, as `ActionField.bit`s (`same`, `uninitialized`).
     var flags: UInt16 = 0
     /// The payload given in the action: the state's, or a send's event payload.
@@ -178,7 +178,7 @@ extension DecodedAction where Source: ActionJSON {
     /// inline, so that reading a key is an index and decoding allocates nothing
     /// for them.
     private struct KeyedValues {
-        private var values = InlineArray<16, Source?>(repeating: nil)
+        private var values = ActionKeySlots<Source>()
         /// The keys seen, as `ActionKey.bit`s.
         private(set) var present: UInt16 = 0
         /// A key no action knows was seen.

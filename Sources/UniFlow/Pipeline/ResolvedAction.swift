@@ -23,7 +23,7 @@ struct ActionHeader {
     /// The texts the action keeps, by `ActionField.headerSlot` (the key, a send's
     /// event name as given, the labels, a timer's id): borrowed while the
     /// caller's call lasts; owned by the action's extras once queued (`owned()`).
-    var texts = ActionHeaderTexts(repeating: nil)
+    var texts = ActionHeaderTexts()
     var byTimer = false
 
     init(kind: ActionKind, feature: Int32) {
@@ -56,7 +56,7 @@ struct ActionHeader {
 
     /// Whether the header points to any text (borrowed or owned).
     var hasTexts: Bool {
-        for i in texts.indices where texts[i] != nil { return true }
+        for i in 0..<ActionHeaderTexts.count where texts[i] != nil { return true }
         return false
     }
 
@@ -107,7 +107,7 @@ struct ResolvedAction {
             if extras.strings.contains(where: { UnsafePointer($0) == text }) { return text }
             return try extras.own(text)
         }
-        for i in header.texts.indices { copy.header.texts[i] = try own(header.texts[i]) }
+        for i in 0..<ActionHeaderTexts.count { copy.header.texts[i] = try own(header.texts[i]) }
         copy.extras = extras
         return copy
     }
