@@ -146,7 +146,7 @@ private extension StringProtocol {
         #expect(ActionField.jsonKeys.count <= 16)
         let inputSlots = ActionField.allCases.compactMap(\.inputSlot)
         #expect(Set(inputSlots).count == inputSlots.count)
-        #expect(inputSlots.sorted() == Array(0..<inputSlots.count) && inputSlots.count <= ActionInputTexts<String>.count)
+        #expect(inputSlots.sorted() == Array(0..<inputSlots.count) && inputSlots.count <= DecodedAction<JSONValue>.textSlots)
         let headerSlots = ActionField.allCases.compactMap(\.headerSlot)
         #expect(Set(headerSlots).count == headerSlots.count)
         #expect(headerSlots.sorted() == Array(0..<headerSlots.count) && headerSlots.count <= ActionHeaderTexts.count)

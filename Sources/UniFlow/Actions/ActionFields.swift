@@ -12,7 +12,7 @@ import Glibc
 //     size versions (`withWholeAction`): the members, which kinds take them, and
 //     the release that added them;
 //   * `plainAction`, which lends a decoded action to the hot path as a `uf_action`;
-//   * the storage of decoded and resolved actions (`DecodedAction.texts`,
+//   * the storage of decoded and resolved actions (`DecodedAction`'s text slots,
 //     `ActionHeader.texts` and `flags`), the copy of borrowed texts (`owned()`),
 //     `HotAction.header` and `lendsTexts`, `captureInGeneral`;
 //   * the text of reports and the `action` object of mutations (`actionDescription`).
@@ -264,7 +264,7 @@ enum ActionField: Int, CaseIterable {
         }
     }
 
-    /// Where a decoded action keeps the text (`DecodedAction.texts`), or nil.
+    /// Where a decoded action keeps the text (`DecodedAction[slot:]`), or nil.
     var inputSlot: Int? {
         switch self {
         case .scope: 0
@@ -347,6 +347,40 @@ enum ActionField: Int, CaseIterable {
         return (offset, field)
     }
 
+    /// One field as the JSON decoder reads it on one kind.
+    struct DecodeStep {
+        let field: ActionField
+        let key: ActionKey
+        let required: Bool
+        let value: Value
+        /// `inputSlot`, or -1.
+        let slot: Int
+    }
+
+    /// The fields each kind takes from JSON (by `ActionKind.ordinal`), in the
+    /// table's order, without `kind` and `feature` (read first): worked out once,
+    /// so that decoding walks only the fields of its kind.
+    static let decodePlans: [[DecodeStep]] = ActionKind.allCases.map { kind in
+        allCases.compactMap { field in
+            guard field != .kind, field != .feature, let key = ActionKey(field, on: kind) else { return nil }
+            return DecodeStep(field: field, key: key, required: field.use(on: kind) == .required, value: field.value,
+                              slot: field.inputSlot ?? -1)
+        }
+    }
+
+    /// Text members of `uf_action` a decoded action keeps: their offsets, input
+    /// slots, and whether they are labels (`plainAction`, the struct reader).
+    static let structInputTexts: [(field: ActionField, offset: Int, slot: Int, isLabel: Bool)] = allCases.compactMap { field in
+        guard field.value == .text, let offset = field.structOffset, let slot = field.inputSlot else { return nil }
+        return (field, offset, slot, field.isLabel)
+    }
+
+    /// Texts a resolved action keeps as given: their input and header slots.
+    static let keptTexts: [(input: Int, header: Int)] = allCases.compactMap { field in
+        guard field.value == .text, let input = field.inputSlot, let header = field.headerSlot else { return nil }
+        return (input, header)
+    }
+
     /// Every key an action's JSON may have, each once, in the table's order.
     static let jsonKeys: [StaticString] = {
         var keys: [StaticString] = []
@@ -364,8 +398,6 @@ enum ActionField: Int, CaseIterable {
     }()
 }
 
-/// The texts a decoded action carries, by `ActionField.inputSlot`.
-typealias ActionInputTexts<Text> = ActionSlots<Text>
 
 
 extension ActionKind {

@@ -15,20 +15,11 @@ extension DecodedAction where Source == CActionSource {
         try DecodedAction.checkFields(members, kind)
         self.init(kind: kind, feature: CText(pointer: feature), depth: 1)
         // Every member the table lists.
-        for field in ActionField.allCases where field.structOffset != nil {
-            switch field.value {
-            case .text:
-                guard field.inputSlot != nil else { continue }
-                self[text: field] = members.text(field).map(CText.init)
-            case .flag:
-                self[flag: field] = members.given(field)
-            case .object:
-                payload = members.text(field).map(CPayloadText.init)
-            case .kind, .list, .callback:
-                // The kind is read above; the via is the caller's to take (`Dispatcher.submit`).
-                continue
-            }
+        for member in ActionField.structInputTexts {
+            self[slot: member.slot] = members.text(member.field).map(CText.init)
         }
+        for member in ActionField.structFlags where members.given(member.field) { flags |= member.field.bit }
+        payload = members.text(.payload).map(CPayloadText.init)
     }
 
     /// Refuses a field that does not fit the kind, in `ActionField.structCheckOrder`.

@@ -6,7 +6,10 @@ struct DecodedAction<Source: ActionSource> {
     var feature: Source.Text
     /// The texts given, by `ActionField.inputSlot` (`from`, `into`, `key`, `event`,
     /// the labels): names not yet resolved, texts as given.
-    var texts = ActionInputTexts<Source.Text>()
+    /// (One stored property per slot, as the fields were before: a generic
+    /// storage type, or a tuple, was copied through runtime value witnesses,
+    /// which cost the binding path more than the copy itself.)
+    private var text0, text1, text2, text3, text4, text5, text6, text7: Source.Text?
     /// The flags set, as `ActionField.bit`s (`same`, `uninitialized`).
     var flags: UInt16 = 0
     /// The payload given in the action: the state's, or a send's event payload.
@@ -25,9 +28,43 @@ struct DecodedAction<Source: ActionSource> {
     /// A text field (one with an `ActionField.inputSlot`).
     @inline(__always)
     subscript(text field: ActionField) -> Source.Text? {
-        get { texts[field.inputSlot!] }
-        set { texts[field.inputSlot!] = newValue }
+        get { self[slot: field.inputSlot!] }
+        set { self[slot: field.inputSlot!] = newValue }
     }
+
+    /// The text in a slot.
+    @inline(__always)
+    subscript(slot slot: Int) -> Source.Text? {
+        get {
+            switch slot {
+            case 0: text0
+            case 1: text1
+            case 2: text2
+            case 3: text3
+            case 4: text4
+            case 5: text5
+            case 6: text6
+            case 7: text7
+            default: preconditionFailure("text slot \(slot) of \(DecodedAction.textSlots)")
+            }
+        }
+        set {
+            switch slot {
+            case 0: text0 = newValue
+            case 1: text1 = newValue
+            case 2: text2 = newValue
+            case 3: text3 = newValue
+            case 4: text4 = newValue
+            case 5: text5 = newValue
+            case 6: text6 = newValue
+            case 7: text7 = newValue
+            default: preconditionFailure("text slot \(slot) of \(DecodedAction.textSlots)")
+            }
+        }
+    }
+
+    /// How many texts a decoded action holds (a field past the last slot needs one more `text` property).
+    static var textSlots: Int { 8 }
 
     /// A flag field.
     @inline(__always)
@@ -99,31 +136,32 @@ extension DecodedAction where Source: ActionJSON {
         }
 
         var action = DecodedAction(kind: kind, feature: try requiredText(values, ActionKey(.feature, on: kind)!), depth: depth)
-        // Every other field, in the table's order.
-        for field in ActionField.allCases where field != .kind && field != .feature {
-            guard let key = ActionKey(field, on: kind) else { continue }
+        // Every other field the kind takes, in the table's order.
+        for step in ActionField.decodePlans[kind.ordinal] {
+            let key = step.key
             guard let value = values[key] else {
-                if field.use(on: kind) == .required { throw UniFlowError(.schema, "action: missing key '\(key.name)'") }
+                if step.required { throw UniFlowError(.schema, "action: missing key '\(key.name)'") }
                 continue
             }
-            switch field.value {
+            let field = step.field
+            switch step.value {
             case .text:
-                guard let text = value.text else { throw expected(field.value.jsonType, got: value, key: key) }
+                guard let text = value.text else { throw expected(step.value.jsonType, got: value, key: key) }
                 try check(text, of: field, key: key)
-                action[text: field] = text
+                action[slot: step.slot] = text
             case .flag:
-                guard let flag = value.boolValue else { throw expected(field.value.jsonType, got: value, key: key) }
+                guard let flag = value.boolValue else { throw expected(step.value.jsonType, got: value, key: key) }
                 if let excluded = field.excludes, action[text: excluded] != nil {
                     // `from` already names the one state the feature must be in, so
                     // the flag could only contradict or repeat it.
                     throw UniFlowError(.schema, "action: '\(key.name)' cannot be used with '\(ActionKey(excluded, on: kind)!.name)'")
                 }
-                action[flag: field] = flag != field.jsonNegated
+                action.flags = flag != field.jsonNegated ? action.flags | field.bit : action.flags & ~field.bit
             case .object:
-                guard let object = value.object else { throw expected(field.value.jsonType, got: value, key: key) }
+                guard let object = value.object else { throw expected(step.value.jsonType, got: value, key: key) }
                 action.payload = object
             case .list:
-                guard let items = value.elements else { throw expected(field.value.jsonType, got: value, key: key) }
+                guard let items = value.elements else { throw expected(step.value.jsonType, got: value, key: key) }
                 action.submit.reserveCapacity(items.count)
                 for (i, item) in items.enumerated() {
                     do throws(UniFlowError) {
@@ -140,6 +178,7 @@ extension DecodedAction where Source: ActionJSON {
     }
 
     /// The checks of a text's value beyond its type.
+    @inline(__always)
     private static func check(_ text: Source.Text, of field: ActionField, key: ActionKey) throws(UniFlowError) {
         if field.isLabel {
             // Labels come back to hosts as C strings (in mutations, reports,

@@ -73,25 +73,19 @@ extension DecodedAction where Source == JanssonValue {
         a.feature = feature
         var plain = true
         withUnsafeMutableBytes(of: &a) { raw in
-            for field in ActionField.allCases {
-                guard let offset = field.structOffset else { continue }
-                switch field.value {
-                case .text:
-                    guard field.inputSlot != nil, let text = self[text: field] else { continue }
-                    if field.isLabel {
-                        // Labels keep what C sees of them: a NUL ends them, as it did before.
-                        raw.storeBytes(of: text.pointer, toByteOffset: offset, as: UnsafePointer<CChar>.self)
-                    } else if let name = text.cName {
-                        raw.storeBytes(of: name, toByteOffset: offset, as: UnsafePointer<CChar>.self)
-                    } else {
-                        plain = false
-                    }
-                case .flag:
-                    raw.storeBytes(of: self[flag: field] ? 1 : 0, toByteOffset: offset, as: Int32.self)
-                case .kind, .object, .list, .callback:
-                    // The kind is set above; a payload or submit list is not plain; JSON has no via.
-                    continue
+            for member in ActionField.structInputTexts {
+                guard let text = self[slot: member.slot] else { continue }
+                if member.isLabel {
+                    // Labels keep what C sees of them: a NUL ends them, as it did before.
+                    raw.storeBytes(of: text.pointer, toByteOffset: member.offset, as: UnsafePointer<CChar>.self)
+                } else if let name = text.cName {
+                    raw.storeBytes(of: name, toByteOffset: member.offset, as: UnsafePointer<CChar>.self)
+                } else {
+                    plain = false
                 }
+            }
+            for member in ActionField.structFlags where flags & member.field.bit != 0 {
+                raw.storeBytes(of: 1, toByteOffset: member.offset, as: Int32.self)
             }
         }
         return plain ? a : nil

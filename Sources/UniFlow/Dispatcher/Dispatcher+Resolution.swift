@@ -58,9 +58,9 @@ extension Dispatcher {
 
         // The flags, and the texts the header keeps as given: every field the table gives a place.
         action.header.flags = request.flags
-        for field in ActionField.allCases where field.value == .text && field.headerSlot != nil && field.inputSlot != nil {
-            guard let text = request[text: field] else { continue }
-            action.header[text: field] = try text.cString(keptIn: &extras)
+        for kept in ActionField.keptTexts {
+            guard let text = request[slot: kept.input] else { continue }
+            action.header.texts[kept.header] = try text.cString(keptIn: &extras)
         }
 
         action.header.carriesPayload = request.payload != nil
