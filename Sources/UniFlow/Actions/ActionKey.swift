@@ -10,16 +10,23 @@ struct ActionKey: Equatable {
     /// The key spelled by these bytes, or nil for a key no action knows. Compared
     /// as bytes: decoding `uf_submit`'s text creates no `String` per key.
     init?(bytes name: UnsafeRawBufferPointer) {
-        guard let base = name.baseAddress else { return nil }
-        let keys = ActionField.jsonKeys
-        for i in keys.indices where keys[i].utf8CodeUnitCount == name.count {
-            if memcmp(base, keys[i].utf8Start, name.count) == 0 {
-                self.init(index: i)
+        guard let base = name.baseAddress, name.count > 0 else { return nil }
+        // Length and first byte first: most keys are then told apart without a memcmp.
+        let first = base.load(as: UInt8.self)
+        for candidate in ActionKey.spellings where candidate.count == name.count && candidate.first == first {
+            if memcmp(base, candidate.key.utf8Start, name.count) == 0 {
+                self.init(index: candidate.index)
                 return
             }
         }
         return nil
     }
+
+    /// `ActionField.jsonKeys` as the matcher reads them.
+    private static let spellings: [(count: Int, first: UInt8, key: StaticString, index: Int)] =
+        ActionField.jsonKeys.enumerated().map { (index, key) in
+            (key.utf8CodeUnitCount, key.utf8Start.pointee, key, index)
+        }
 
     /// The key of `field` on an action of `kind`, or nil when JSON has none there.
     @inline(__always)
