@@ -14,7 +14,8 @@ import Glibc
 //   * `plainAction`, which lends a decoded action to the hot path as a `uf_action`;
 //   * the storage of decoded and resolved actions (`DecodedAction`'s text slots,
 //     `ActionHeader.texts` and `flags`), the copy of borrowed texts (`owned()`),
-//     `HotAction.header` and `lendsTexts`, `captureInGeneral`;
+//     `HotAction.header`, `captureInGeneral` (`HotAction.lendsTexts` names its
+//     members, for speed; ActionFieldTableTests checks it against the table);
 //   * the text of reports and the `action` object of mutations (`actionDescription`).
 //
 // What it does not drive: the meaning of a field. Resolving `from` and `into`
@@ -24,7 +25,10 @@ import Glibc
 // field that only carries a text for the host (like `scope`) needs none. The hot
 // path (Dispatcher+HotPath.swift) reads the handful of `uf_action` members it
 // serves directly, for speed, and leaves any action it does not understand to the
-// general path, so it needs nothing either. docs/architecture-action-fields.md
+// general path, so a field that only carries a text needs nothing there either
+// (one that changes what an action does must be refused there). The fields a
+// resolved action keeps by name (`from`, `into`, `event` as indices) are its
+// meaning too. docs/architecture-action-fields.md
 // says what to touch to add a field.
 
 /// A field of an action.

@@ -78,9 +78,10 @@ extension Dispatcher {
         // for an interceptor, and the delivery points at the caller's struct.
         // Not driven by `ActionField`'s table, on purpose: a loop over the table
         // here would cost every call. The members read are the few this path
-        // serves; any other field is carried along (`HotAction.header` and
-        // `lendsTexts` do follow the table), and a field that changes what an
-        // action does must be refused here (then the general path takes it).
+        // serves; any other field is carried along (`HotAction.header` follows
+        // the table; `lendsTexts` is checked against it by ActionFieldTableTests),
+        // and a field that changes what an action does must be refused here
+        // (then the general path takes it).
         let a = pointer
         let kind = Kind.kind
         guard let featureName = a.pointee.feature, a.pointee.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }
