@@ -1,84 +1,63 @@
-/// The keys an action may have, and which kind may have which.
-enum ActionKey: Int, CaseIterable {
-    case kind, feature, scope, context, id, key, into, `in`, from, same, payload, initialized, submit, event
+import Glibc
+
+/// A key an action's JSON may have: its position in `ActionField.jsonKeys`
+/// (`in` is one key for two fields: an actualize's `into`, a trigger's `from`).
+struct ActionKey: Equatable {
+    let index: Int
+
+    private init(index: Int) { self.index = index }
 
     /// The key spelled by these bytes, or nil for a key no action knows. Compared
     /// as bytes: decoding `uf_submit`'s text creates no `String` per key.
     init?(bytes name: UnsafeRawBufferPointer) {
-        guard let base = name.baseAddress else { return nil }
-        func equals(_ literal: StaticString) -> Bool {
-            memcmp(base, literal.utf8Start, name.count) == 0
-        }
+        guard let base = name.baseAddress, name.count > 0 else { return nil }
+        // Length and first byte first: most keys are then told apart without a memcmp.
         let first = base.load(as: UInt8.self)
-        switch name.count {
-        case 2: if equals("id") { self = .id } else if equals("in") { self = .in } else { return nil }
-        case 3: if equals("key") { self = .key } else { return nil }
-        case 4:
-            switch first {
-            case UInt8(ascii: "k") where equals("kind"): self = .kind
-            case UInt8(ascii: "i") where equals("into"): self = .into
-            case UInt8(ascii: "f") where equals("from"): self = .from
-            case UInt8(ascii: "s") where equals("same"): self = .same
-            default: return nil
+        for candidate in ActionKey.spellings where candidate.count == name.count && candidate.first == first {
+            if memcmp(base, candidate.key.utf8Start, name.count) == 0 {
+                self.init(index: candidate.index)
+                return
             }
-        case 5:
-            switch first {
-            case UInt8(ascii: "s") where equals("scope"): self = .scope
-            case UInt8(ascii: "e") where equals("event"): self = .event
-            default: return nil
-            }
-        case 6: if equals("submit") { self = .submit } else { return nil }
-        case 7:
-            switch first {
-            case UInt8(ascii: "f") where equals("feature"): self = .feature
-            case UInt8(ascii: "c") where equals("context"): self = .context
-            case UInt8(ascii: "p") where equals("payload"): self = .payload
-            default: return nil
-            }
-        case 11: if equals("initialized") { self = .initialized } else { return nil }
-        default: return nil
         }
+        return nil
+    }
+
+    /// `ActionField.jsonKeys` as the matcher reads them.
+    private static let spellings: [(count: Int, first: UInt8, key: StaticString, index: Int)] =
+        ActionField.jsonKeys.enumerated().map { (index, key) in
+            (key.utf8CodeUnitCount, key.utf8Start.pointee, key, index)
+        }
+
+    /// The key of `field` on an action of `kind`, or nil when JSON has none there.
+    @inline(__always)
+    init?(_ field: ActionField, on kind: ActionKind) {
+        let index = ActionKey.byField[field.rawValue &* ActionKind.allCases.count &+ kind.ordinal]
+        guard index >= 0 else { return nil }
+        self.init(index: index)
     }
 
     /// The key as JSON spells it.
-    var name: String {
-        switch self {
-        case .kind: "kind"
-        case .feature: "feature"
-        case .scope: "scope"
-        case .context: "context"
-        case .id: "id"
-        case .key: "key"
-        case .into: "into"
-        case .in: "in"
-        case .from: "from"
-        case .same: "same"
-        case .payload: "payload"
-        case .initialized: "initialized"
-        case .submit: "submit"
-        case .event: "event"
-        }
-    }
+    var name: String { ActionField.jsonKeys[index].description }
 
     /// The key's bit in a set of keys.
-    var bit: UInt16 { 1 << UInt16(rawValue) }
+    var bit: UInt16 { 1 << UInt16(index) }
 
-    /// Keys every kind may carry (`key` is checked against the feature when the
-    /// names are resolved: only an instance of a keyed feature has one).
-    static let common: UInt16 = ActionKey.kind.bit | ActionKey.feature.bit | ActionKey.scope.bit
-        | ActionKey.context.bit | ActionKey.id.bit | ActionKey.key.bit
-
-    /// Every key an action of that kind may carry.
-    static func allowed(_ kind: ActionKind) -> UInt16 {
-        switch kind {
-        case .initialize: common | ActionKey.into.bit | ActionKey.payload.bit
-        case .actualize: common | ActionKey.in.bit | ActionKey.payload.bit
-        case .transition: common | ActionKey.into.bit | ActionKey.from.bit | ActionKey.same.bit | ActionKey.payload.bit
-        case .deinitialize: common | ActionKey.from.bit
-        case .trigger: common | ActionKey.in.bit | ActionKey.initialized.bit | ActionKey.submit.bit
-        case .send: common | ActionKey.event.bit | ActionKey.payload.bit
+    /// `init(_:on:)`, for every field and kind.
+    private static let byField: [Int] = ActionField.allCases.flatMap { field in
+        ActionKind.allCases.map { kind in
+            guard let name = field.jsonName(on: kind) else { return -1 }
+            return ActionField.jsonKeys.firstIndex { $0.description == name.description }!
         }
     }
+
+    /// `allowed`, by `ActionKind.ordinal`.
+    private static let allowedByKind: [UInt16] = ActionKind.allCases.map { kind in
+        ActionField.allCases.reduce(0) { keys, field in keys | (ActionKey(field, on: kind)?.bit ?? 0) }
+    }
+
+    /// Every key an action of that kind may carry (`key` is checked against the
+    /// feature when the names are resolved: only an instance of a keyed feature has one).
+    static func allowed(_ kind: ActionKind) -> UInt16 { allowedByKind[kind.ordinal] }
 
     /// Why the key `name` (`key` when the action knows it) is refused on an action
     /// of that kind, or nil when it is allowed. A typo (`form`) and a real key on
@@ -90,5 +69,3 @@ enum ActionKey: Int, CaseIterable {
         return UniFlowError(.schema, "action: '\(name())' cannot be used with kind '\(kind.rawValue)'")
     }
 }
-
-import Glibc

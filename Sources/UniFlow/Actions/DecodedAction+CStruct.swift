@@ -1,3 +1,4 @@
+import Glibc
 import CUniFlow
 
 extension DecodedAction where Source == CActionSource {
@@ -10,59 +11,88 @@ extension DecodedAction where Source == CActionSource {
             throw UniFlowError(.invalidArgument, "uf_action.kind \(a.kind.rawValue) is not a uf_action_kind")
         }
         guard let feature = a.feature else { throw UniFlowError(.invalidArgument, "uf_action.feature is NULL") }
-        try DecodedAction.checkFields(a, kind)
+        let members = ActionStructMembers(a)
+        try DecodedAction.checkFields(members, kind)
         self.init(kind: kind, feature: CText(pointer: feature), depth: 1)
-        from = a.from.map(CText.init)
-        into = a.into.map(CText.init)
-        key = a.key.map(CText.init)
-        event = a.event.map(CText.init)
-        payload = a.payload_json.map(CPayloadText.init)
-        same = a.same != 0
-        uninitialized = a.uninitialized != 0
-        scope = a.scope.map(CText.init)
-        context = a.context.map(CText.init)
-        id = a.id.map(CText.init)
+        // Every member the table lists.
+        for member in ActionField.structInputTexts {
+            self[slot: member.slot] = members.text(member.field).map(CText.init)
+        }
+        for member in ActionField.structFlags where members.given(member.field) { flags |= member.field.bit }
+        payload = members.text(.payload).map(CPayloadText.init)
     }
 
-    private static func checkFields(_ a: uf_action, _ kind: ActionKind) throws(UniFlowError) {
-        func refuse(_ what: String) -> UniFlowError {
-            UniFlowError(.invalidArgument, "uf_action: \(what) on \(kind.article) \(kind.rawValue) action")
-        }
-        switch kind {
-        case .initialize, .actualize:
-            if a.from != nil { throw refuse("'from' is not allowed") }
-            if a.into == nil { throw UniFlowError(.invalidArgument, "uf_action: 'into' is required on \(kind.article) \(kind.rawValue) action") }
-            if a.same != 0 { throw refuse("'same' is not allowed") }
-        case .transition:
-            if a.into == nil { throw UniFlowError(.invalidArgument, "uf_action: 'into' is required on a transition action") }
-            if a.same != 0 && a.from != nil { throw UniFlowError(.invalidArgument, "uf_action: 'same' cannot be used with 'from'") }
-        case .deinitialize, .trigger:
-            if a.into != nil { throw refuse("'into' is not allowed") }
-            if a.same != 0 { throw refuse("'same' is not allowed") }
-            if a.payload_json != nil { throw refuse("'payload_json' is not allowed") }
-        case .send:
-            if a.from != nil { throw refuse("'from' is not allowed") }
-            if a.into != nil { throw refuse("'into' is not allowed") }
-            if a.same != 0 { throw refuse("'same' is not allowed") }
-            if a.via != nil { throw refuse("a via callback is not allowed") }
-            guard let event = a.event else { throw UniFlowError(.invalidArgument, "uf_action: 'event' is required on a send action") }
-            let name = String(cString: event)
-            guard DefinitionParser.isValidName(name) else {
-                throw UniFlowError(.invalidArgument, "uf_action.event: '\(name)' is not a valid event name")
+    /// Refuses a field that does not fit the kind, in `ActionField.structCheckOrder`.
+    private static func checkFields(_ a: ActionStructMembers, _ kind: ActionKind) throws(UniFlowError) {
+        for field in ActionField.structCheckOrder {
+            switch field.use(on: kind) {
+            case .refused:
+                if a.given(field) {
+                    throw UniFlowError(.invalidArgument, "uf_action: \(field.structDescription) is not allowed on \(kind.article) \(kind.rawValue) action")
+                }
+                continue
+            case .required:
+                if !a.given(field) {
+                    throw UniFlowError(.invalidArgument, "uf_action: \(field.structDescription) is required on \(kind.article) \(kind.rawValue) action")
+                }
+            case .optional:
+                guard a.given(field) else { continue }
+            }
+            if let excluded = field.excludes, a.given(excluded), let message = field.structExclusionMessage {
+                throw UniFlowError(.invalidArgument, message)
+            }
+            guard field.value == .text, let text = a.text(field) else { continue }
+            switch field.resolution {
+            case .instanceKey:
+                if let reason = InstanceKey.refusal(UnsafeRawBufferPointer(start: text, count: strlen(text))) {
+                    throw UniFlowError(.invalidArgument, "uf_action.\(field.structMemberNames[0]): \(reason)")
+                }
+            case .event:
+                let name = String(cString: text)
+                guard DefinitionParser.isValidName(name) else {
+                    throw UniFlowError(.invalidArgument, "uf_action.\(field.structMemberNames[0]): '\(name)' is not a valid event name")
+                }
+            case .none, .feature, .state:
+                break
             }
         }
-        if kind != .send && a.event != nil { throw refuse("'event' is not allowed") }
-        if kind != .trigger && a.uninitialized != 0 { throw refuse("'uninitialized' is not allowed") }
-        if kind == .trigger && a.uninitialized != 0 && a.from != nil {
-            throw UniFlowError(.invalidArgument, "uf_action: a trigger has 'from' (in) or 'uninitialized', not both")
-        }
-        if let key = a.key, let reason = InstanceKey.refusal(UnsafeRawBufferPointer(start: key, count: strlen(key))) {
-            throw UniFlowError(.invalidArgument, "uf_action.key: \(reason)")
-        }
-        if a.payload_json != nil && a.via != nil {
+        if a.given(.payload) && a.given(.via) {
             throw UniFlowError(.invalidArgument, "action has both a JSON payload and a via callback")
         }
     }
 }
 
-import Glibc
+/// The members of a `uf_action` by field, read once at the table's offsets: a
+/// pointer's bits (a text, JSON text, a callback), or an `int` flag.
+struct ActionStructMembers {
+    private var words: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    init(_ a: uf_action) {
+        withUnsafeBytes(of: a) { raw in
+            withUnsafeMutableBytes(of: &words) { words in
+                for field in ActionField.allCases {
+                    guard let offset = field.structOffset else { continue }
+                    let word: UInt = switch field.value {
+                    case .flag, .kind: UInt(truncatingIfNeeded: raw.load(fromByteOffset: offset, as: Int32.self))
+                    case .text, .object, .callback, .list: raw.load(fromByteOffset: offset, as: UInt.self)
+                    }
+                    words.storeBytes(of: word, toByteOffset: field.rawValue &* MemoryLayout<UInt>.stride, as: UInt.self)
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func word(_ field: ActionField) -> UInt {
+        withUnsafeBytes(of: words) { $0.load(fromByteOffset: field.rawValue &* MemoryLayout<UInt>.stride, as: UInt.self) }
+    }
+
+    /// Whether the member is set (not NULL, not 0).
+    @inline(__always)
+    func given(_ field: ActionField) -> Bool { word(field) != 0 }
+
+    /// A text member.
+    @inline(__always)
+    func text(_ field: ActionField) -> UnsafePointer<CChar>? { UnsafePointer(bitPattern: word(field)) }
+}

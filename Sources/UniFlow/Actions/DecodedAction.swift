@@ -4,25 +4,18 @@
 struct DecodedAction<Source: ActionSource> {
     var kind: ActionKind
     var feature: Source.Text
-    /// `from` of a transition or deinitialization, `in` of a trigger.
-    var from: Source.Text?
-    /// `into` of an initialize or transition, `in` of an actualize.
-    var into: Source.Text?
-    /// The instance of a keyed feature.
-    var key: Source.Text?
-    /// A send's event name (checked against the name pattern).
-    var event: Source.Text?
+    /// The texts given, by `ActionField.inputSlot` (`from`, `into`, `key`, `event`,
+    /// the labels): names not yet resolved, texts as given.
+    /// (One stored property per slot, as the fields were before: a generic
+    /// storage type, or a tuple, was copied through runtime value witnesses,
+    /// which cost the binding path more than the copy itself.)
+    private var text0, text1, text2, text3, text4, text5, text6, text7: Source.Text?
+    /// The flags set, as `ActionField.bit`s (`same`, `uninitialized`).
+    var flags: UInt16 = 0
     /// The payload given in the action: the state's, or a send's event payload.
     var payload: Source.Object?
     /// The JSON level of the action object (1 for the outermost action).
     var depth: Int
-    /// Transition into: allow the state the feature is already in.
-    var same = false
-    /// Trigger without `in`: true when it requires the feature to be absent.
-    var uninitialized = false
-    var scope: Source.Text?
-    var context: Source.Text?
-    var id: Source.Text?
     /// Trigger only: actions queued when the trigger is processed.
     var submit: [DecodedAction<Source>] = []
 
@@ -31,6 +24,72 @@ struct DecodedAction<Source: ActionSource> {
         self.feature = feature
         self.depth = depth
     }
+
+    /// A text field (one with an `ActionField.inputSlot`).
+    @inline(__always)
+    subscript(text field: ActionField) -> Source.Text? {
+        get { self[slot: field.inputSlot!] }
+        set { self[slot: field.inputSlot!] = newValue }
+    }
+
+    /// The text in a slot.
+    @inline(__always)
+    subscript(slot slot: Int) -> Source.Text? {
+        get {
+            switch slot {
+            case 0: text0
+            case 1: text1
+            case 2: text2
+            case 3: text3
+            case 4: text4
+            case 5: text5
+            case 6: text6
+            case 7: text7
+            default: preconditionFailure("text slot \(slot) of \(DecodedAction.textSlots)")
+            }
+        }
+        set {
+            switch slot {
+            case 0: text0 = newValue
+            case 1: text1 = newValue
+            case 2: text2 = newValue
+            case 3: text3 = newValue
+            case 4: text4 = newValue
+            case 5: text5 = newValue
+            case 6: text6 = newValue
+            case 7: text7 = newValue
+            default: preconditionFailure("text slot \(slot) of \(DecodedAction.textSlots)")
+            }
+        }
+    }
+
+    /// How many texts a decoded action holds (a field past the last slot needs one more `text` property).
+    static var textSlots: Int { 8 }
+
+    /// A flag field.
+    @inline(__always)
+    subscript(flag field: ActionField) -> Bool {
+        get { flags & field.bit != 0 }
+        set { flags = newValue ? flags | field.bit : flags & ~field.bit }
+    }
+
+    // The fields by name, for the code that gives them their meaning.
+
+    /// `from` of a transition or deinitialization, `in` of a trigger.
+    var from: Source.Text? { get { self[text: .from] } set { self[text: .from] = newValue } }
+    /// `into` of an initialize or transition, `in` of an actualize.
+    var into: Source.Text? { get { self[text: .into] } set { self[text: .into] = newValue } }
+    /// The instance of a keyed feature.
+    var key: Source.Text? { get { self[text: .key] } set { self[text: .key] = newValue } }
+    /// A send's event name (checked against the name pattern).
+    var event: Source.Text? { get { self[text: .event] } set { self[text: .event] = newValue } }
+    var scope: Source.Text? { get { self[text: .scope] } set { self[text: .scope] = newValue } }
+    var context: Source.Text? { get { self[text: .context] } set { self[text: .context] = newValue } }
+    var id: Source.Text? { get { self[text: .id] } set { self[text: .id] = newValue } }
+    /// Transition into: allow the state the feature is already in.
+    var same: Bool { get { self[flag: .same] } set { self[flag: .same] = newValue } }
+    /// Trigger without `in`: true when it requires the feature to be absent.
+    var uninitialized: Bool { get { self[flag: .uninitialized] } set { self[flag: .uninitialized] = newValue } }
 }
 
 /// An action decoded from a `JSONValue` (batches, templates, timers).
@@ -65,8 +124,10 @@ extension DecodedAction where Source: ActionJSON {
             throw UniFlowError(.schema, "action: actions nest deeper than \(JSONParser.maxDepth) levels")
         }
 
-        guard let kindValue = values[.kind] else { throw UniFlowError(.schema, "action: missing key 'kind'") }
-        guard let kindName = kindValue.text else { throw expected("string", got: kindValue, key: .kind) }
+        // `kind` first: it chooses the rules for the other keys.
+        let kindKey = ActionKey(.kind, on: .initialize)!
+        guard let kindValue = values[kindKey] else { throw UniFlowError(.schema, "action: missing key 'kind'") }
+        guard let kindName = kindValue.text else { throw expected("string", got: kindValue, key: kindKey) }
         guard let kind = try kindName.withBytes({ (bytes) throws(UniFlowError) in ActionKind(bytes: bytes) }) else {
             throw UniFlowError(.schema, "action.kind: unknown kind '\(kindName.string)' (expected initialize, actualize, transition, deinitialize, trigger or send)")
         }
@@ -74,45 +135,33 @@ extension DecodedAction where Source: ActionJSON {
             try checkKeys(json, kind: kind)
         }
 
-        var action = DecodedAction(kind: kind, feature: try requiredText(values, .feature), depth: depth)
-        action.scope = try optionalLabel(values, .scope)
-        action.context = try optionalLabel(values, .context)
-        action.id = try optionalLabel(values, .id)
-        if let key = try optionalText(values, .key) {
-            if let reason = try key.withBytes({ (bytes) throws(UniFlowError) in InstanceKey.refusal(bytes) }) {
-                throw UniFlowError(.schema, "action.key: \(reason)")
+        var action = DecodedAction(kind: kind, feature: try requiredText(values, ActionKey(.feature, on: kind)!), depth: depth)
+        // Every other field the kind takes, in the table's order.
+        for step in ActionField.decodePlans[kind.ordinal] {
+            let key = step.key
+            guard let value = values[key] else {
+                if step.required { throw UniFlowError(.schema, "action: missing key '\(key.name)'") }
+                continue
             }
-            action.key = key
-        }
-        if let payload = values[.payload] {
-            guard let object = payload.object else { throw expected("object", got: payload, key: .payload) }
-            action.payload = object
-        }
-
-        switch kind {
-        case .initialize:
-            action.into = try requiredText(values, .into)
-        case .actualize:
-            action.into = try requiredText(values, .in)
-        case .transition:
-            action.into = try requiredText(values, .into)
-            action.from = try optionalText(values, .from)
-            if let same = try optionalBool(values, .same) {
-                // `from` already names the one state the feature must be in, so
-                // `same` could only contradict or repeat it.
-                guard action.from == nil else { throw UniFlowError(.schema, "action: 'same' cannot be used with 'from'") }
-                action.same = same
-            }
-        case .deinitialize:
-            action.from = try optionalText(values, .from)
-        case .trigger:
-            action.from = try optionalText(values, .in)
-            if let initialized = try optionalBool(values, .initialized) {
-                guard action.from == nil else { throw UniFlowError(.schema, "action: 'initialized' cannot be used with 'in'") }
-                action.uninitialized = !initialized
-            }
-            if let submit = values[.submit] {
-                guard let items = submit.elements else { throw expected("array", got: submit, key: .submit) }
+            let field = step.field
+            switch step.value {
+            case .text:
+                guard let text = value.text else { throw expected(step.value.jsonType, got: value, key: key) }
+                try check(text, of: field, key: key)
+                action[slot: step.slot] = text
+            case .flag:
+                guard let flag = value.boolValue else { throw expected(step.value.jsonType, got: value, key: key) }
+                if let excluded = field.excludes, action[text: excluded] != nil {
+                    // `from` already names the one state the feature must be in, so
+                    // the flag could only contradict or repeat it.
+                    throw UniFlowError(.schema, "action: '\(key.name)' cannot be used with '\(ActionKey(excluded, on: kind)!.name)'")
+                }
+                action.flags = flag != field.jsonNegated ? action.flags | field.bit : action.flags & ~field.bit
+            case .object:
+                guard let object = value.object else { throw expected(step.value.jsonType, got: value, key: key) }
+                action.payload = object
+            case .list:
+                guard let items = value.elements else { throw expected(step.value.jsonType, got: value, key: key) }
                 action.submit.reserveCapacity(items.count)
                 for (i, item) in items.enumerated() {
                     do throws(UniFlowError) {
@@ -121,15 +170,36 @@ extension DecodedAction where Source: ActionJSON {
                         throw error.prefixed("submit[\(i)]")
                     }
                 }
+            case .kind, .callback:
+                continue
             }
-        case .send:
-            let event = try requiredText(values, .event)
-            guard DefinitionParser.isValidName(event.string) else {
-                throw UniFlowError(.schema, "action.event: '\(event.string)' is not a valid event name")
-            }
-            action.event = event
         }
         return action
+    }
+
+    /// The checks of a text's value beyond its type.
+    @inline(__always)
+    private static func check(_ text: Source.Text, of field: ActionField, key: ActionKey) throws(UniFlowError) {
+        if field.isLabel {
+            // Labels come back to hosts as C strings (in mutations, reports,
+            // `uf_context_*`), which end at the first NUL: one inside would echo a
+            // shorter text than was given, and two ids could no longer be told apart.
+            if try text.withBytes({ $0.contains(0) }) {
+                throw UniFlowError(.schema, "action.\(key.name): contains \\u0000, which C text cannot hold")
+            }
+        }
+        switch field.resolution {
+        case .instanceKey:
+            if let reason = try text.withBytes({ (bytes) throws(UniFlowError) in InstanceKey.refusal(bytes) }) {
+                throw UniFlowError(.schema, "action.\(key.name): \(reason)")
+            }
+        case .event:
+            guard DefinitionParser.isValidName(text.string) else {
+                throw UniFlowError(.schema, "action.\(key.name): '\(text.string)' is not a valid event name")
+            }
+        case .none, .feature, .state:
+            break
+        }
     }
 
     // MARK: Keys
@@ -143,11 +213,11 @@ extension DecodedAction where Source: ActionJSON {
         }
     }
 
-    /// The values of the keys an action knows: one stored property each, so that
-    /// reading a key named by a constant is a field access and decoding allocates
-    /// nothing for them.
+    /// The values of the keys an action knows, by `ActionKey.index`: stored
+    /// inline, so that reading a key is an index and decoding allocates nothing
+    /// for them.
     private struct KeyedValues {
-        private var kind, feature, scope, context, id, key, into, `in`, from, same, payload, initialized, submit, event: Source?
+        private var values = ActionKeySlots<Source>()
         /// The keys seen, as `ActionKey.bit`s.
         private(set) var present: UInt16 = 0
         /// A key no action knows was seen.
@@ -160,43 +230,11 @@ extension DecodedAction where Source: ActionJSON {
                 return
             }
             present |= name.bit
-            switch name {
-            case .kind: kind = value
-            case .feature: feature = value
-            case .scope: scope = value
-            case .context: context = value
-            case .id: id = value
-            case .key: key = value
-            case .into: into = value
-            case .in: self.in = value
-            case .from: from = value
-            case .same: same = value
-            case .payload: payload = value
-            case .initialized: initialized = value
-            case .submit: submit = value
-            case .event: event = value
-            }
+            values[name.index] = value
         }
 
         @inline(__always)
-        subscript(name: ActionKey) -> Source? {
-            switch name {
-            case .kind: kind
-            case .feature: feature
-            case .scope: scope
-            case .context: context
-            case .id: id
-            case .key: key
-            case .into: into
-            case .in: self.in
-            case .from: from
-            case .same: same
-            case .payload: payload
-            case .initialized: initialized
-            case .submit: submit
-            case .event: event
-            }
-        }
+        subscript(name: ActionKey) -> Source? { values[name.index] }
     }
 
     // MARK: Values
@@ -205,29 +243,6 @@ extension DecodedAction where Source: ActionJSON {
         guard let value = values[key] else { throw UniFlowError(.schema, "action: missing key '\(key.name)'") }
         guard let text = value.text else { throw expected("string", got: value, key: key) }
         return text
-    }
-
-    private static func optionalText(_ values: KeyedValues, _ key: ActionKey) throws(UniFlowError) -> Source.Text? {
-        guard let value = values[key] else { return nil }
-        guard let text = value.text else { throw expected("string", got: value, key: key) }
-        return text
-    }
-
-    /// `scope`, `context` and `id` come back to hosts as C strings (in mutations,
-    /// reports, `uf_context_*`), which end at the first NUL: one inside would echo
-    /// a shorter text than was given, and two ids could no longer be told apart.
-    private static func optionalLabel(_ values: KeyedValues, _ key: ActionKey) throws(UniFlowError) -> Source.Text? {
-        guard let text = try optionalText(values, key) else { return nil }
-        if try text.withBytes({ $0.contains(0) }) {
-            throw UniFlowError(.schema, "action.\(key.name): contains \\u0000, which C text cannot hold")
-        }
-        return text
-    }
-
-    private static func optionalBool(_ values: KeyedValues, _ key: ActionKey) throws(UniFlowError) -> Bool? {
-        guard let value = values[key] else { return nil }
-        guard let flag = value.boolValue else { throw expected("boolean", got: value, key: key) }
-        return flag
     }
 
     private static func expected(_ type: String, got value: Source, key: ActionKey) -> UniFlowError {

@@ -80,7 +80,7 @@ final class CompiledTemplate {
             rest["payload"] = nil
             let decoded = try? ActionRequest.decode(.object(rest))
             // A payload on a kind that takes none must fail as the whole template would.
-            if let decoded, object["payload"] == nil || ActionKey.allowed(decoded.kind) & ActionKey.payload.bit != 0 {
+            if let decoded, object["payload"] == nil || ActionField.payload.use(on: decoded.kind) != .refused {
                 request = decoded
                 payload = object["payload"].map(CompiledTemplate.compile)
             } else {

@@ -22,9 +22,10 @@ public func uf_submit_via(_ d: OpaquePointer?, _ action_json: UnsafePointer<CCha
     }
 }
 
-/// The first released `uf_action` ends after `via_payload_free`; `key` and
-/// `event` came later. A caller passes any of those sizes.
-private let releasedActionSize = MemoryLayout<uf_action>.offset(of: \.key)!
+/// The first released `uf_action` ends after `via_payload_free`; the members
+/// after it came later (`ActionField.structVersion`). A caller passes any of the
+/// sizes `ActionField.structSizes` lists.
+private let releasedActionSize = ActionField.structSizes[0]
 
 @c @implementation
 public func uf_dispatch(_ d: OpaquePointer?, _ action: UnsafePointer<uf_action>?) -> Int32 {
@@ -68,8 +69,7 @@ private func dispatch(_ d: OpaquePointer?, validated action: UnsafePointer<uf_ac
 func withWholeAction(_ action: UnsafePointer<uf_action>, _ function: StaticString,
                      _ body: (UnsafePointer<uf_action>) -> Int32) -> Int32 {
     let size = Int(action.pointee.size)
-    let versions = [releasedActionSize, MemoryLayout<uf_action>.offset(of: \.event)!, MemoryLayout<uf_action>.size]
-    guard versions.contains(size) else {
+    guard ActionField.structSizes.contains(size) else {
         // Any struct that reaches past the via fields (they end the first version)
         // has them where this header puts them: release its payload, as promised
         // whatever the outcome. A smaller one cannot be trusted to hold them.

@@ -71,23 +71,23 @@ extension DecodedAction where Source == JanssonValue {
         a.size = UInt32(MemoryLayout<uf_action>.size)
         a.kind = kind.cKind
         a.feature = feature
-        func name(_ text: BorrowedString?) -> (ok: Bool, UnsafePointer<CChar>?) {
-            guard let text else { return (true, nil) }
-            guard let c = text.cName else { return (false, nil) }
-            return (true, c)
+        var plain = true
+        withUnsafeMutableBytes(of: &a) { raw in
+            for member in ActionField.structInputTexts {
+                guard let text = self[slot: member.slot] else { continue }
+                if member.isLabel {
+                    // Labels keep what C sees of them: a NUL ends them, as it did before.
+                    raw.storeBytes(of: text.pointer, toByteOffset: member.offset, as: UnsafePointer<CChar>.self)
+                } else if let name = text.cName {
+                    raw.storeBytes(of: name, toByteOffset: member.offset, as: UnsafePointer<CChar>.self)
+                } else {
+                    plain = false
+                }
+            }
+            for member in ActionField.structFlags where flags & member.field.bit != 0 {
+                raw.storeBytes(of: 1, toByteOffset: member.offset, as: Int32.self)
+            }
         }
-        let from = name(self.from), into = name(self.into), key = name(self.key), event = name(self.event)
-        guard from.ok, into.ok, key.ok, event.ok else { return nil }
-        a.from = from.1
-        a.into = into.1
-        a.key = key.1
-        a.event = event.1
-        a.same = same ? 1 : 0
-        a.uninitialized = uninitialized ? 1 : 0
-        // Diagnostic strings keep what C sees of them: a NUL ends them, as it did before.
-        a.scope = scope?.pointer
-        a.context = context?.pointer
-        a.id = id?.pointer
-        return a
+        return plain ? a : nil
     }
 }

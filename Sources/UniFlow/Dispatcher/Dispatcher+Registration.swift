@@ -87,6 +87,10 @@ extension Dispatcher {
 
     /// Checks a decoded template action, and a trigger's `submit` list in it (whose
     /// actions name their key: only the template itself takes the timer's instance).
+    /// Its shape was checked by the table-driven decoder; what is left is the
+    /// meaning of the fields resolved against definitions (`ActionField.resolution`):
+    /// the key against the feature, `from` then `into` against its states, as
+    /// `Dispatcher.resolve` does it (an event is checked when the send is processed).
     private func checkLiteralAction(_ request: ActionRequest, owner: FeatureDefinition, keyedOwner: Bool,
                                     parsed: [FeatureDefinition]) throws(UniFlowError) {
         let definition: FeatureDefinition

@@ -35,12 +35,12 @@ extension Dispatcher {
         var action = ResolvedAction(kind: request.kind, feature: feature)
         var extras: ActionExtras? = nil
 
+        // The names, each as its field requires (`ActionField.resolution`).
         let keyed = hot.features[Int(feature)].instances >= 0
-        if let key = request.key {
+        if request.key != nil {
             guard keyed else {
                 throw keyFault("\(featureName(feature)) is a single feature: an action on it takes no key", request)
             }
-            action.header.key = try key.cString(keptIn: &extras)
         } else if keyed {
             throw keyFault("\(featureName(feature)) is keyed: an action on it needs a key", request)
         }
@@ -52,15 +52,16 @@ extension Dispatcher {
         }
         if let from = request.from { action.header.from = try state(from) }
         if let into = request.into { action.header.into = try state(into) }
-        action.header.same = request.same
-        action.header.uninitialized = request.uninitialized
         if let event = request.event {
             action.header.event = try event.withCName { (c) throws(UniFlowError) -> Int32 in c.map { hot.findEvent($0, of: feature) } ?? -1 }
-            action.header.eventName = try event.cString(keptIn: &extras)
         }
-        action.header.scope = try request.scope.map { (text) throws(UniFlowError) in try text.cString(keptIn: &extras) }
-        action.header.context = try request.context.map { (text) throws(UniFlowError) in try text.cString(keptIn: &extras) }
-        action.header.id = try request.id.map { (text) throws(UniFlowError) in try text.cString(keptIn: &extras) }
+
+        // The flags, and the texts the header keeps as given: every field the table gives a place.
+        action.header.flags = request.flags
+        for kept in ActionField.keptTexts {
+            guard let text = request[slot: kept.input] else { continue }
+            action.header.texts[kept.header] = try text.cString(keptIn: &extras)
+        }
 
         action.header.carriesPayload = request.payload != nil
         let payload: JSONObject?

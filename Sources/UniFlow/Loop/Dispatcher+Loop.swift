@@ -40,8 +40,7 @@ extension Dispatcher: LoopContext {
             } else if var action = scratch.delivery.actionHeader {
                 action.via = nil
                 // Only texts the caller lent must be copied; most actions lend none.
-                if action.key != nil || action.eventName != nil || action.scope != nil || action.context != nil
-                    || action.id != nil || action.timer != nil {
+                if action.hasTexts {
                     let copied = try ResolvedAction(header: action).owned()
                     action = copied.header
                     strings = copied.extras

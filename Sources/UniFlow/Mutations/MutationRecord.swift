@@ -52,24 +52,33 @@ struct HotAction {
     var into: Int32
     var event: Int32
 
-    /// Whether the caller's struct lends texts the action's header points to.
+    /// Whether the caller's struct lends texts the action's header points to:
+    /// every text member with an `ActionField.headerSlot`.
+    ///
+    /// Written out, not a loop over `ActionField.structTexts`: a hot-path action
+    /// with a deferred subscriber asks on every call, and the loop cost about 50
+    /// instructions more there (callgrind, bench's uf_deferred_1000).
+    /// ActionFieldTableTests sets each text member of the table alone and checks
+    /// that this sees it, so a new member cannot be missed here.
     var lendsTexts: Bool {
         action.pointee.key != nil || action.pointee.event != nil || action.pointee.scope != nil
             || action.pointee.context != nil || action.pointee.id != nil
     }
 
     var header: ActionHeader {
-        let a = action.pointee
         var header = ActionHeader(kind: kind, feature: feature)
         header.from = from
         header.into = into
         header.event = event
-        header.same = a.same != 0
-        header.key = a.key
-        header.eventName = a.event
-        header.scope = a.scope
-        header.context = a.context
-        header.id = a.id
+        // The texts and flags as the caller's struct has them (the hot path serves
+        // no action with `uninitialized`, so that flag is 0 there).
+        let raw = UnsafeRawPointer(action)
+        for member in ActionField.structTexts {
+            header.texts[member.slot] = raw.load(fromByteOffset: member.offset, as: UnsafePointer<CChar>?.self)
+        }
+        for member in ActionField.structFlags {
+            header[flag: member.field] = raw.load(fromByteOffset: member.offset, as: Int32.self) != 0
+        }
         return header
     }
 }

@@ -76,6 +76,12 @@ extension Dispatcher {
         // the fields a toggle reads): the caller's struct stays put for the whole
         // call. Only scalars are kept on the way; an `ActionHeader` is made only
         // for an interceptor, and the delivery points at the caller's struct.
+        // Not driven by `ActionField`'s table, on purpose: a loop over the table
+        // here would cost every call. The members read are the few this path
+        // serves; any other field is carried along (`HotAction.header` follows
+        // the table; `lendsTexts` is checked against it by ActionFieldTableTests),
+        // and a field that changes what an action does must be refused here
+        // (then the general path takes it).
         let a = pointer
         let kind = Kind.kind
         guard let featureName = a.pointee.feature, a.pointee.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }

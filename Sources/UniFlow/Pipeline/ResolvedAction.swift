@@ -12,25 +12,18 @@ struct ActionHeader {
     var from: Int32 = -1
     /// The state entered or actualized, or -1 (a send's, once its target is chosen).
     var into: Int32 = -1
-    var same = false
-    var uninitialized = false
+    /// The flags given, as `ActionField.bit`s (`same`, `uninitialized`).
+    var flags: UInt16 = 0
     /// Whether the action carried a payload (a send: its event's); one it did
     /// not carry may still be filled in with the state's defaults.
     var carriesPayload = false
     /// A send's event, as the feature numbers its events (-1: no state takes it).
     var event: Int32 = -1
     var via: HostCallback<uf_via_fn>?
-    // Strings: borrowed while the caller's call lasts; owned by the action's
-    // extras once queued (`owned()`).
-    /// The instance of a keyed feature.
-    var key: UnsafePointer<CChar>?
-    /// A send's event name, as given.
-    var eventName: UnsafePointer<CChar>?
-    var scope: UnsafePointer<CChar>?
-    var context: UnsafePointer<CChar>?
-    var id: UnsafePointer<CChar>?
-    /// Submitted by a timer: its id (nil for an anonymous timer).
-    var timer: UnsafePointer<CChar>?
+    /// The texts the action keeps, by `ActionField.headerSlot` (the key, a send's
+    /// event name as given, the labels, a timer's id): borrowed while the
+    /// caller's call lasts; owned by the action's extras once queued (`owned()`).
+    var texts = ActionHeaderTexts()
     var byTimer = false
 
     init(kind: ActionKind, feature: Int32) {
@@ -40,6 +33,46 @@ struct ActionHeader {
 
     /// Whether the action enters or actualizes a state it names (and so has a payload).
     var entersState: Bool { kind.entersState }
+
+    /// A text field the header keeps (one with an `ActionField.headerSlot`).
+    @inline(__always)
+    subscript(text field: ActionField) -> UnsafePointer<CChar>? {
+        get { texts[field.headerSlot!] }
+        set { texts[field.headerSlot!] = newValue }
+    }
+
+    /// A flag field.
+    @inline(__always)
+    subscript(flag field: ActionField) -> Bool {
+        get { flags & field.bit != 0 }
+        set { flags = newValue ? flags | field.bit : flags & ~field.bit }
+    }
+
+    /// A field resolved to a state (`from`, `into`): its index, or -1.
+    subscript(state field: ActionField) -> Int32 {
+        precondition(field.resolution == .state, "\(field) is not resolved to a state")
+        return field == .from ? from : into
+    }
+
+    /// Whether the header points to any text (borrowed or owned).
+    var hasTexts: Bool {
+        for i in 0..<ActionHeaderTexts.count where texts[i] != nil { return true }
+        return false
+    }
+
+    // The fields by name, for the code that gives them their meaning.
+
+    var same: Bool { get { self[flag: .same] } set { self[flag: .same] = newValue } }
+    var uninitialized: Bool { get { self[flag: .uninitialized] } set { self[flag: .uninitialized] = newValue } }
+    /// The instance of a keyed feature.
+    var key: UnsafePointer<CChar>? { get { self[text: .key] } set { self[text: .key] = newValue } }
+    /// A send's event name, as given.
+    var eventName: UnsafePointer<CChar>? { get { self[text: .event] } set { self[text: .event] = newValue } }
+    var scope: UnsafePointer<CChar>? { get { self[text: .scope] } set { self[text: .scope] = newValue } }
+    var context: UnsafePointer<CChar>? { get { self[text: .context] } set { self[text: .context] = newValue } }
+    var id: UnsafePointer<CChar>? { get { self[text: .id] } set { self[text: .id] = newValue } }
+    /// Submitted by a timer: its id (nil for an anonymous timer).
+    var timer: UnsafePointer<CChar>? { get { self[text: .timer] } set { self[text: .timer] = newValue } }
 }
 
 /// An action whose names are resolved to indices and whose JSON payload has been
@@ -74,12 +107,7 @@ struct ResolvedAction {
             if extras.strings.contains(where: { UnsafePointer($0) == text }) { return text }
             return try extras.own(text)
         }
-        copy.header.key = try own(header.key)
-        copy.header.eventName = try own(header.eventName)
-        copy.header.scope = try own(header.scope)
-        copy.header.context = try own(header.context)
-        copy.header.id = try own(header.id)
-        copy.header.timer = try own(header.timer)
+        for i in 0..<ActionHeaderTexts.count { copy.header.texts[i] = try own(header.texts[i]) }
         copy.extras = extras
         return copy
     }

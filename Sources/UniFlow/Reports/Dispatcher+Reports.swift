@@ -58,34 +58,38 @@ extension Dispatcher: ReportContext {
         return "\(context ?? "")@\(scope ?? "")"
     }
 
-    /// The action as reports and mutations show it: kind, feature, key, state
-    /// keys, event, scope, context, id and timer; never the payload.
+    /// The action as reports and mutations show it: the fields of
+    /// `ActionField.reportOrder` under their JSON keys (kind, feature, key, state
+    /// keys, event, scope, context, id and timer); never the payload.
     func actionDescription(_ action: ActionHeader) -> JSONObject {
         var object = JSONObject()
-        object["kind"] = .string(action.kind.rawValue)
-        object["feature"] = .string(featureName(action.feature))
-        if let key = action.key { object["key"] = .string(String(cString: key)) }
-        let from: JSONValue? = action.from >= 0 ? .string(stateName(action.from, feature: action.feature)) : nil
-        let into: JSONValue? = action.into >= 0 ? .string(stateName(action.into, feature: action.feature)) : nil
-        switch action.kind {
-        case .initialize: object["into"] = into
-        case .actualize: object["in"] = into
-        case .transition:
-            object["from"] = from
-            object["into"] = into
-            if action.from < 0 { object["same"] = .bool(action.same) }
-        case .deinitialize: object["from"] = from
-        case .trigger:
-            if let from { object["in"] = from } else { object["initialized"] = .bool(!action.uninitialized) }
-        case .send:
-            object["event"] = .string(action.eventName.map { String(cString: $0) } ?? "")
-            // Once its target is chosen.
-            object["into"] = into
+        for field in ActionField.reportOrder {
+            guard let name = field.reportName(on: action.kind)?.description else { continue }
+            switch (field.value, field.resolution) {
+            case (.kind, _):
+                object[name] = .string(action.kind.rawValue)
+            case (.text, .feature):
+                object[name] = .string(featureName(action.feature))
+            case (.text, .state):
+                let index = action[state: field]
+                if index >= 0 { object[name] = .string(stateName(index, feature: action.feature)) }
+            case (.text, _) where field == .timer:
+                // Only on what a timer submitted; null for an anonymous timer.
+                if action.byTimer { object[name] = action.timer.map { .string(String(cString: $0)) } ?? .null }
+            case (.text, _):
+                if let text = action[text: field] {
+                    object[name] = .string(String(cString: text))
+                } else if field.use(on: action.kind) == .required {
+                    object[name] = .string("")
+                }
+            case (.flag, _):
+                // Shown where the kind takes it, unless the field it excludes is given.
+                if let excluded = field.excludes, action[state: excluded] >= 0 { continue }
+                object[name] = .bool(action[flag: field] != field.jsonNegated)
+            case (.object, _), (.list, _), (.callback, _):
+                continue
+            }
         }
-        if let scope = action.scope { object["scope"] = .string(String(cString: scope)) }
-        if let context = action.context { object["context"] = .string(String(cString: context)) }
-        if let id = action.id { object["id"] = .string(String(cString: id)) }
-        if action.byTimer { object["timer"] = action.timer.map { .string(String(cString: $0)) } ?? .null }
         return object
     }
 }
