@@ -28,7 +28,7 @@ import Glibc
 // general path, so a field that only carries a text needs nothing there either
 // (one that changes what an action does must be refused there). The fields a
 // resolved action keeps by name (`from`, `into`, `event` as indices) are its
-// meaning too. docs/architecture-action-fields.md
+// meaning too. docs/architecture.md ("Adding an action field")
 // says what to touch to add a field.
 
 /// A field of an action.
