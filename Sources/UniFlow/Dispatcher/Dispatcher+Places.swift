@@ -30,10 +30,19 @@ extension Dispatcher: ModelContext {
     /// The current state at a place, or -1 when it is absent.
     @inline(__always)
     func state(at place: Place) -> Int32 {
+        slotValue(at: place, absent: -1, feature: \.state, instance: \.state)
+    }
+
+    /// A value of a place's slot: the feature's own, or its instance's (`absent`
+    /// for an instance that does not live). One reading of places for the
+    /// state, the timers and whatever else a slot keeps.
+    @inline(__always)
+    func slotValue<T>(at place: Place, absent: T, feature single: (FeatureSlot) -> T,
+                      instance keyed: (InstanceSlot) -> T) -> T {
         let feature = hot.features[Int(place.feature)]
-        if feature.instances < 0 { return feature.state }
-        guard place.instance >= 0 else { return -1 }
-        return hot.instanceTables[Int(feature.instances)].slots[Int(place.instance)].state
+        if feature.instances < 0 { return single(feature) }
+        guard place.instance >= 0 else { return absent }
+        return keyed(hot.instanceTables[Int(feature.instances)].slots[Int(place.instance)])
     }
 
     /// The stored payload at a place (nil: `{}` or absent).

@@ -8,10 +8,7 @@ extension Dispatcher: TimerContext {
 
     @inline(__always)
     func timerField(_ place: Place) -> Int32 {
-        let feature = hot.features[Int(place.feature)]
-        if feature.instances < 0 { return feature.timers }
-        guard place.instance >= 0 else { return -1 }
-        return hot.instanceTables[Int(feature.instances)].slots[Int(place.instance)].timers
+        slotValue(at: place, absent: -1, feature: \.timers, instance: \.timers)
     }
 
     @inline(__always)
