@@ -113,6 +113,11 @@ int uf_version_number(void);
 #define UF_ENOMEM   -10   /* out of memory */
 #define UF_EIO      -11   /* a file could not be read (or the journal written) */
 #define UF_EBUSY    -12   /* uf_dispatch_try only: another thread is processing; nothing done */
+/* Partitioned dispatchers (scale-out across processes, docs/scale-out.md): */
+#define UF_ENOTOWNER    -13  /* the action's partition is owned by another node, or by none */
+#define UF_ECONFLICT    -14  /* the log refused a record: another got there first */
+#define UF_EUNAVAILABLE -15  /* the log did not answer; the outcome is unknown until it is read */
+#define UF_EGAP         -16  /* a record came before the ones it follows */
 
 /* The status of the last failed call on this thread; 0 before any failure.
  * A failing void function (a refused uf_dispatcher_free) sets it too. */
@@ -167,6 +172,11 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     clock and may be off by about a tick (docs/time.md)
  *   "deferred_limit": integer >= 1 (default 100000) — deliveries that may wait for
  *                     uf_loop_run(); past it the oldest is dropped and reported
+ *   "partitions":     integer 1-1024, together with
+ *   "node":           a name ([A-Za-z_][A-Za-z0-9_]*, at most 64 bytes) — a
+ *                     partitioned dispatcher, one node of a model shared across
+ *                     processes (see "Partitions" below, docs/scale-out.md); one
+ *                     without the other is UF_EINVAL
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON (and
  * text nested deeper than 256 levels UF_ESCHEMA, as everywhere).
  * out must not be NULL; *out is set to NULL on failure. */
@@ -728,6 +738,43 @@ int uf_intercepted_set_reason(uf_intercepted *a, const char *reason);
  * state and the event. As uf_dispatch otherwise. */
 int uf_send(uf_dispatcher *d, const char *feature, const char *key, const char *event,
             const char *payload_json);
+
+/* ------------------------------------------------------------------------------
+ * Partitions (docs/scale-out.md)
+ *
+ * A dispatcher made with the options "partitions": N and "node": NAME is one node
+ * of a model that several processes share. Each instance of a keyed feature lives
+ * in partition fnv1a32(key) mod N (FNV-1a, 32 bits, over the key's bytes); every
+ * single feature lives in the global partition, numbered N. Only the owner of a
+ * partition changes it: an action whose instance lives in a partition this node
+ * does not own is UF_ENOTOWNER, checked after the action's input checks and before
+ * its precondition, reported as "rejected", and changes nothing; its message names
+ * the partition and its owner. The actions one outer call processes (its cascade,
+ * a batch) stay in the partition of its first action: a queued action of another
+ * partition is UF_ENOTOWNER for that action alone; a batch that mixes partitions
+ * is UF_ENOTOWNER, naming the index of the first action of another partition. A
+ * partitioned dispatcher starts owning nothing. Reads answer from this node's copy
+ * of every partition. On a dispatcher that is not partitioned these functions are
+ * UF_EMISUSE.
+ * ------------------------------------------------------------------------------ */
+
+/* Where a feature's instance lives: *p = its partition (key NULL for a single
+ * feature: the global partition, N). UF_ENOTFOUND for an unknown feature;
+ * UF_EINVAL for a missing key on a keyed feature, a key on a single feature, or a
+ * key that breaks the key rules (docs/instances.md). */
+int uf_partition_of(uf_dispatcher *d, const char *feature, const char *key, uint32_t *p);
+
+/* Makes this node the owner of partition p (0 to N, N the global partition;
+ * another number is UF_EINVAL). */
+int uf_partition_claim(uf_dispatcher *d, uint32_t p);
+
+/* Stops owning partition p: it has no owner then. UF_ENOTOWNER when this node
+ * does not own it; UF_EINVAL for a number that is no partition. */
+int uf_partition_release(uf_dispatcher *d, uint32_t p);
+
+/* The partitions as JSON: [{"p": 0, "version": 12, "owner": "a" | null,
+ * "mine": true}, ...], the global partition last. *json is freed with uf_free. */
+int uf_partitions_get(uf_dispatcher *d, char **json);
 
 /* ------------------------------------------------------------------------------
  * Graphs

@@ -61,6 +61,12 @@ final class Dispatcher {
     var closing = false
     /// Where applied mutations are written (option `journal`).
     var journal: Journal?
+    /// A partitioned dispatcher's partitions and owners (options `partitions`
+    /// and `node`; docs/scale-out.md); nil otherwise.
+    var partitioning: PartitionTable?
+    /// The partition the current outer call writes, once its first action
+    /// passed the ownership step: the rest of its cascade must stay there.
+    var partitionWritten: Int?
 
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
@@ -68,6 +74,11 @@ final class Dispatcher {
         if let path = options.journal {
             journal = try Journal(path: path, sync: options.journalSync)
             hot.journaling = true
+        }
+        if let count = options.partitions, let node = options.node {
+            partitioning = PartitionTable(count: count, node: node)
+            // Every action goes through the general path: ownership is a step of it.
+            hot.partitioned = true
         }
     }
 
@@ -160,6 +171,7 @@ final class Dispatcher {
         // Only the count: `dropping` is set inside `drainQueue` alone, which clears
         // it before returning.
         cascade.processed = 0
+        partitionWritten = nil
     }
 
     /// The calling thread takes the dispatcher as a caller does (the timer thread,

@@ -24,7 +24,8 @@ enum StepOutcome {
 }
 
 /// The one sequence every action goes through on the general path, in the
-/// order docs/processing.md gives: precondition, a send's target,
+/// order docs/processing.md gives: (on a partitioned dispatcher, ownership of
+/// the action's partition,) precondition, a send's target,
 /// interceptors, via callback, commit; then announcement (model bindings,
 /// subscribers, the reporter). `process` (an outer call or a queued action)
 /// and the batch (Dispatcher+Batch.swift) differ only by their `CommitPolicy`.
@@ -58,6 +59,7 @@ extension Dispatcher {
     /// caller decides what becomes of those).
     func runSteps(_ action: ResolvedAction, via: HostCallback<uf_via_fn>?, policy: CommitPolicy) -> StepOutcome {
         var header = action.header
+        if partitioning != nil, let failure = ownershipFailure(header) { return .failed(failure, header) }
         let place = place(of: header)
         let current = state(at: place)
         if let failure = checkPrecondition(header, current: current) { return .failed(failure, header) }
