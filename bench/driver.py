@@ -3,8 +3,8 @@
 Every scenario runs in this one invocation: the C action scenarios of every
 topic (bench_c, repetitions interleaved), the threads scenario (bench_c threads),
 timers firing (bench_c timers-fire), the memory and instance scenarios (bench_c
-mem-* and instances-churn, each in a fresh child process) and the Python
-scenarios (bench_py.py). Each row gets the median of its repetitions, its spread,
+mem-* and instances-churn, each in a fresh child process), the Python
+scenarios (bench_py.py) and the inspector's time travel (bench_inspect.py). Each row gets the median of its repetitions, its spread,
 and its ratio to each baseline measured in the same run, with the target and
 whether it is met. --json prints the same table as JSON (for regression checks);
 --check FILE also compares with FILE and exits 1 when a target is missed; --show
@@ -172,6 +172,12 @@ ROWS = [
         comparisons=[Comparison("uf_send_transition", "ratio", target_max=3.0)]),
     Row("uf_send_unguarded", "9 Events", "uf_dispatch send: 1 target, no guard",
         comparisons=[Comparison("uf_send_transition", "ratio", target_max=1.3)]),
+    # The inspector's time travel (bench_inspect.py; needs aiohttp)
+    Row("inspect_model_at_100000", "10 Inspector",
+        "GET /api/model?at=SEQ on a journal of 100,000 mutations: the slowest of 20 random seqs", unit="ms",
+        comparisons=[Comparison("", "value", target_max=200)]),
+    Row("inspect_start_100000", "10 Inspector", "  starting on that journal: until its URL is printed (no target)",
+        unit="ms"),
 ]
 
 CALLGRIND_SCENARIOS = [
@@ -288,6 +294,7 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
         if args.python_path:
             env["PYTHONPATH"] = args.python_path + os.pathsep + env.get("PYTHONPATH", "")
         take(run_lines([args.python, os.path.join(HERE, "bench_py.py"), "--reps", reps, "--time-ms", ms], env=env))
+        take(run_lines([args.python, os.path.join(HERE, "bench_inspect.py"), "--reps", reps], env=env))
     return samples, checks, notes
 
 

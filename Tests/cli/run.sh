@@ -239,6 +239,15 @@ case_ run_help run --help
 case_ replay_help replay --help
 case_ import_help help import
 case_ import_help_option import xstate --help
+case_ inspect_help inspect --help
+case_ inspect_help_command help inspect
+# inspect runs the Python package's inspector (tested in bindings/python/tests);
+# when it cannot be run, the command names the program it tried.
+inspect_without_python() {
+    UNIFLOW_PYTHON="$tmp/no-python" "$uniflow" inspect $defs --journal "$tmp/j.jsonl" >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 1 ] && grep -q "^uniflow inspect: cannot run $tmp/no-python: No such file or directory" "$tmp/err"
+}
+check_ inspect_without_python inspect_without_python
 case_ usage_no_command
 case_ usage_unknown_command frobnicate
 case_ usage_unknown_option run --bogus $defs actions.jsonl

@@ -9,6 +9,10 @@
  *   uniflow paths DEFS... [--feature F]
  *   uniflow replay DEFS... JOURNAL
  *   uniflow import xstate MACHINE.json [--feature NAME]
+ *   uniflow inspect DEFS... --journal FILE [--host H] [--port P] [--allow-submit]
+ *
+ * `inspect` is not C: it runs the Python package's inspector
+ * (python3 -m uniflow.inspect), which serves a web page (docs/inspector.md).
  *
  * `import` and `paths` are the exceptions to "thin": converting an XState machine
  * (import_xstate.c) and searching a feature's graph (paths.c) are the tool's own
@@ -35,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "import_xstate.h"
 #include "paths.h"
@@ -59,6 +64,7 @@ static const char overall_usage[] =
     "  paths DEFS... [--feature F]     print a shortest action path to every state\n"
     "  replay DEFS... JOURNAL          print the model a journal ends with\n"
     "  import xstate MACHINE.json      print an XState machine as a definition\n"
+    "  inspect DEFS... --journal FILE  serve a journal's live model in a browser\n"
     "  help [COMMAND]                  show this help, or a command's\n"
     "\n"
     "options:\n"
@@ -170,6 +176,27 @@ static const char import_usage[] =
     "\n"
     "Exit status: 0 on success, 1 if the file cannot be read or the machine is\n"
     "refused, 2 on a usage error.\n";
+
+static const char inspect_usage[] =
+    "usage: uniflow inspect DEFS... --journal FILE [--host HOST] [--port PORT] [--allow-submit]\n"
+    "\n"
+    "Serve the live model of a journal in a browser, as the journal grows: every\n"
+    "feature and instance, the mutation log with filters, the graph, the armed\n"
+    "timers and time travel (docs/inspector.md). The first line printed is the\n"
+    "page's URL with its token; a request without the token is refused.\n"
+    "\n"
+    "options:\n"
+    "  --journal FILE   the journal to follow (written with the same DEFS)\n"
+    "  --host HOST      the address to listen on (default 127.0.0.1)\n"
+    "  --port PORT      the port (default 0: any free port)\n"
+    "  --allow-submit   let the page try actions on a copy of the model\n"
+    "\n"
+    "Runs `python3 -m uniflow.inspect` with these arguments ($UNIFLOW_PYTHON\n"
+    "instead of python3 when set): the Python package and aiohttp must be\n"
+    "installed (pip install 'bindings/python[inspect]').\n"
+    "\n"
+    "Exit status: 0 when stopped, 1 if a file or the journal is bad, 2 on a usage\n"
+    "error.\n";
 
 /* ------------------------------------------------------------------------------
  * Small helpers
@@ -770,6 +797,43 @@ static int command_import(const arguments *args) {
 }
 
 /* ------------------------------------------------------------------------------
+ * inspect
+ * ------------------------------------------------------------------------------ */
+
+/* Replaces this process with `python3 -m uniflow.inspect ARGS...` (argv from the
+ * argument after "inspect"): the inspector is the Python package's. Its own
+ * arguments are the module's to check. Returns only when the exec failed. */
+static int exec_inspect(int argc, char **argv) {
+    const char *python = getenv("UNIFLOW_PYTHON");
+    if (python == NULL || python[0] == '\0') python = "python3";
+    char **child = malloc(sizeof(char *) * (size_t)(argc + 2));
+    if (child == NULL) {
+        fputs("uniflow: out of memory\n", stderr);
+        return 1;
+    }
+    int n = 0;
+    child[n++] = (char *)python;
+    child[n++] = "-m";
+    child[n++] = "uniflow.inspect";
+    for (int i = 2; i < argc; i++) child[n++] = argv[i];
+    child[n] = NULL;
+    fflush(stdout);
+    execvp(python, child);
+    fprintf(stderr, "uniflow inspect: cannot run %s: %s (the inspector is the Python package's: "
+                    "python3 -m uniflow.inspect)\n", python, strerror(errno));
+    free(child);
+    return 1;
+}
+
+/* The inspector's help, without Python: -h or --help before "--". */
+static int wants_help(int argc, char **argv) {
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------
  * main
  * ------------------------------------------------------------------------------ */
 
@@ -792,6 +856,8 @@ static const command commands[] = {
     {"paths", command_paths, paths_usage, "uniflow paths", feature_options},
     {"replay", command_replay, replay_usage, "uniflow replay", no_options},
     {"import", command_import, import_usage, "uniflow import", feature_options},
+    /* Its arguments go to python3 -m uniflow.inspect as they are (main). */
+    {"inspect", NULL, inspect_usage, "uniflow inspect", no_options},
 };
 
 static const command *find_command(const char *name) {
@@ -837,6 +903,13 @@ int main(int argc, char **argv) {
     if (chosen == NULL) {
         const char *problem = name[0] == '-' ? "unknown option '%s'" : "unknown command '%s'";
         return usage_error(problem, name);
+    }
+    if (chosen->run == NULL) { /* inspect */
+        if (wants_help(argc, argv)) {
+            fputs(chosen->usage, stdout);
+            return finish_output(0);
+        }
+        return exec_inspect(argc, argv);
     }
     arguments args;
     current_usage = chosen->usage;

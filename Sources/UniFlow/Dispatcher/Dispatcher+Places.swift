@@ -180,6 +180,9 @@ extension Dispatcher: ModelContext {
     }
 
     /// A mutation as `uf_mutation_json` shows it; payloads and action from `delivery`.
+    /// The mutation being delivered as JSON text (reports and binding data read it).
+    func mutationText(_ record: MutationRecord) -> String { mutationJSON(record, scratch.delivery).jsonText }
+
     func mutationJSON(_ record: MutationRecord, _ delivery: MutationDelivery) -> JSONValue {
         let feature = record.feature
         func side(_ state: Int32, _ payload: JSONObject?) -> JSONValue {

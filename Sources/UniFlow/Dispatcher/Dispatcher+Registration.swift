@@ -43,7 +43,7 @@ extension Dispatcher {
             func check(_ events: [EventTargets], at path: String) throws(UniFlowError) {
                 for entry in events {
                     for (j, target) in entry.targets.enumerated() {
-                        if let name = target.call, bindings.handlers[name] == nil {
+                        if let name = target.call, !bindings.hasHandler(name) {
                             let where_ = entry.listed ? "\(path).\(entry.event)[\(j)]" : "\(path).\(entry.event)"
                             throw UniFlowError(.notFound, "\(where_).call: unknown handler '\(name)'")
                         }
@@ -124,10 +124,7 @@ extension Dispatcher {
 
     func registerHandler(_ name: String, _ handler: HostCallback<uf_handler_fn>) throws(UniFlowError) {
         try refuseWhileClosing("uf_register_handler")
-        guard bindings.handlers[name] == nil else {
-            throw UniFlowError(.exists, "a handler named '\(name)' is already registered")
-        }
-        bindings.handlers[name] = handler
+        try bindings.addHandler(name, handler)
     }
 }
 

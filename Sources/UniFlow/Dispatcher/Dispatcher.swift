@@ -39,8 +39,9 @@ final class Dispatcher {
     // MARK: Registrations
 
     var registrations = Registrations()
-    var bindings = BindingRegistry()
-    var reporter = ReporterRegistry()
+    var bindings = ModelBindings()
+    /// The reporter (`Reports/Reporter.swift`).
+    var reporter: Reporter
 
     // MARK: Processing
 
@@ -55,12 +56,12 @@ final class Dispatcher {
     var batch: BatchLog?
     /// The clock and the timers.
     var time: TimeRegistry
-    /// Deliveries waiting for the host's loop, and its descriptor.
-    var loop = LoopRegistry()
+    /// Deliveries waiting for the host's loop, and its descriptor (`Loop/HostLoop.swift`).
+    var loop = HostLoop()
     /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
     var closing = false
-    /// Where applied mutations are written (option `journal`).
-    var journal: Journal?
+    /// Where applied mutations are written (option `journal`; `Persistence/JournalWriter.swift`).
+    var journal: JournalWriter?
     /// A partitioned dispatcher's partitions and owners (options `partitions`
     /// and `node`; docs/scale-out.md); nil otherwise.
     var partitioning: PartitionTable?
@@ -71,8 +72,9 @@ final class Dispatcher {
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
         time = TimeRegistry(options.clock)
+        reporter = Reporter(level: options.reporting)
         if let path = options.journal {
-            journal = try Journal(path: path, sync: options.journalSync)
+            journal = JournalWriter(log: try JournalFile(path: path, sync: options.journalSync))
             hot.journaling = true
         }
         if let count = options.partitions, let node = options.node {
@@ -207,7 +209,7 @@ final class Dispatcher {
         closing = true
         releaseRegistrations()
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
-        reporter.releaseAll()
+        releaseReporters()
         bindings.releaseHandlers()
     }
 

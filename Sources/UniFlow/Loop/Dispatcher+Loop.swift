@@ -1,66 +1,13 @@
 import CUniFlow
 import Glibc
 
-/// A mutation kept for a deferred subscriber until the host's loop delivers it.
-/// Trivially copyable, so that queueing and popping it copy bytes and retain
-/// nothing. Most deliveries are a payload-free mutation the hot path applied,
-/// from an action that lent no text: they are this record alone. Any other
-/// action's header waits in `LoopRegistry.headers`, and what a delivery owns
-/// (payloads, copied texts) in `LoopRegistry.owned`, both in queue order.
-struct DeferredDelivery {
-    var subscription: Int32
-    var id: UInt64
-    var record: MutationRecord
-    /// The action when the hot path applied it and it lent no text, pointing at
-    /// one of `LoopRegistry.plainActions` in place of the caller's struct.
-    var hotAction: HotAction?
-    /// Its action's header is next in `LoopRegistry.headers`.
-    var hasHeader = false
-    /// Its `DeferredOwned` is next in `LoopRegistry.owned`.
-    var owns = false
-}
-
-/// The payloads of a deferred delivery, and copies of the texts its action and
-/// record point to (the instance's key, what the caller lent).
-struct DeferredOwned {
-    var oldPayload: JSONObject?
-    var newPayload: JSONObject?
-    var strings: ActionExtras?
-}
-
-/// Delivery on the host's thread: the deferred queue and the loop's descriptor.
-struct LoopRegistry {
-    /// Deliveries waiting, oldest first (ended subscriptions' are skipped).
-    var queue = FlatQueue<DeferredDelivery>()
-    /// The headers of the waiting deliveries' actions that are not `hotAction`s.
-    var headers = FlatQueue<ActionHeader>()
-    /// What the deliveries in `queue` that own something own, in the same order.
-    var owned = FIFO<DeferredOwned>()
-    /// Deliveries waiting for live subscriptions (what `deferred_limit` bounds).
-    var pending = 0
-    /// `uf_loop_fd`'s descriptor, made at the first call.
-    var descriptor: LoopDescriptor?
-    /// The descriptor's state may be out of date.
-    var dirty = false
-    /// Two zeroed actions, `same` off and on: what a queued `HotAction` points
-    /// to once the caller's struct is gone, so that its header lends no text.
-    let plainActions: UnsafeMutablePointer<uf_action> = {
-        let actions = UnsafeMutablePointer<uf_action>.allocate(capacity: 2)
-        actions.initialize(repeating: uf_action(), count: 2)
-        actions[1].same = 1
-        return actions
-    }()
-
-    mutating func deallocate() {
-        queue.deallocate()
-        headers.deallocate()
-        plainActions.deallocate()
-    }
-}
-
 /// The host's event loop (`docs/time.md`): deferred subscriptions and watches,
-/// host timers, and the one descriptor that tells the loop there is work.
-extension Dispatcher {
+/// host timers, and the one descriptor that tells the loop there is work. The
+/// deliveries and the descriptor are `loop`'s (`Loop/HostLoop.swift`); this is
+/// the dispatcher's side: what the loop needs of it (`LoopContext`), and the
+/// calls to the host (subscribers, the reporter), made here with no access to
+/// `loop` open, since each may end subscriptions or make watches, which change it.
+extension Dispatcher: LoopContext {
     /// Keeps a mutation for a deferred subscriber (its strings copied: the
     /// mutation's own end with the delivery). Past `deferred_limit`, the oldest
     /// waiting delivery is dropped and reported.
@@ -70,15 +17,11 @@ extension Dispatcher {
         // in the queue's buffer. The delivery is then this record alone, with
         // nothing to copy, own, drop or fail; the general case's frame (headers,
         // texts, payloads, failures) costs as much again, so it is out of line.
-        if var action = scratch.delivery.hotAction, record.key == nil, !action.lendsTexts,
+        if let action = scratch.delivery.hotAction, record.key == nil, !action.lendsTexts,
            scratch.delivery.oldPayload == nil, scratch.delivery.newPayload == nil,
-           loop.pending < options.deferredLimit, !loop.queue.isFull {
-            action.action = UnsafePointer(loop.plainActions + (action.action.pointee.same != 0 ? 1 : 0))
-            loop.queue.appendReserved(DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id,
-                                                       record: record, hotAction: action))
-            loop.pending &+= 1
+           loop.capturePlain(record, for: subscription, id: hot.subscriptions[Int(subscription)].id, action: action,
+                             limit: options.deferredLimit) {
             hot.subscriptions.pointer(Int(subscription)).pointee.waiting &+= 1
-            if loop.pending == 1 { loop.dirty = true }
             return
         }
         captureInGeneral(record, for: subscription)
@@ -144,15 +87,26 @@ extension Dispatcher {
         if loop.pending == 1 { loop.dirty = true }
     }
 
+    // MARK: The context
+
+    @inline(__always)
+    func isLive(subscription: Int32, id: UInt64) -> Bool {
+        hot.subscriptions[Int(subscription)].alive && hot.subscriptions[Int(subscription)].id == id
+    }
+
+    var watchesWaiting: Int { registrations.watchesWaiting }
+
+    func nextHostTimer() -> (due: Bool, monotonicNanoseconds: UInt64)? {
+        guard options.timers == .host, time.clock.kind == .monotonic, let next = time.store.peek()?.deadline else { return nil }
+        return (next <= time.clock.now(), time.clock.monotonicNanoseconds(at: next))
+    }
+
+    // MARK: Deliveries leaving the queue
+
     /// Whether the delivery's subscription is still the one it was made for
     /// (ended subscriptions' deliveries are skipped, and no longer counted).
     @inline(__always)
-    private func isWanted(_ delivery: DeferredDelivery) -> Bool { isWanted(delivery.subscription, delivery.id) }
-
-    @inline(__always)
-    private func isWanted(_ subscription: Int32, _ id: UInt64) -> Bool {
-        hot.subscriptions[Int(subscription)].alive && hot.subscriptions[Int(subscription)].id == id
-    }
+    private func isWanted(_ delivery: DeferredDelivery) -> Bool { isLive(subscription: delivery.subscription, id: delivery.id) }
 
     /// A wanted delivery leaves the queue (made or dropped).
     @inline(__always)
@@ -160,26 +114,13 @@ extension Dispatcher {
 
     @inline(__always)
     private func taken(_ subscription: Int32) {
-        loop.pending &-= 1
+        loop.taken()
         hot.subscriptions.pointer(Int(subscription)).pointee.waiting &-= 1
     }
 
-    /// The oldest waiting delivery and what it owns. Its action's header, if it
-    /// is not a `HotAction`, is the next in `loop.headers` (`popHeader`).
-    private func popDelivery() -> (delivery: DeferredDelivery, owned: DeferredOwned?)? {
-        guard let delivery = loop.queue.popFirst() else { return nil }
-        return (delivery, delivery.owns ? loop.owned.popFirst() : nil)
-    }
-
-    /// The action of a delivery `popDelivery` just returned.
-    private func popHeader(of delivery: DeferredDelivery) -> ActionHeader? {
-        delivery.hasHeader ? loop.headers.popFirst() : delivery.hotAction?.header
-    }
-
-    /// A delivery `popDelivery` just returned that will not be made: its header goes with it.
-    private func discard(_ delivery: DeferredDelivery) {
-        if delivery.hasHeader { loop.headers.discardFirst() }
-    }
+    private func popDelivery() -> (delivery: DeferredDelivery, owned: DeferredOwned?)? { loop.popDelivery() }
+    private func popHeader(of delivery: DeferredDelivery) -> ActionHeader? { loop.popHeader(of: delivery) }
+    private func discard(_ delivery: DeferredDelivery) { loop.discard(delivery) }
 
     /// A delivery that will never be made: counted for its subscription's next
     /// one, and reported.
@@ -191,39 +132,12 @@ extension Dispatcher {
     }
 
     /// An ended subscription's waiting deliveries no longer count (they are
-    /// skipped when their turn comes).
+    /// skipped when their turn comes, or purged now: `HostLoop.forget`).
     func dropDeliveries(of subscription: Int32) {
         let slot = hot.subscriptions.pointer(Int(subscription))
-        loop.pending -= slot.pointee.waiting
+        let waiting = slot.pointee.waiting
         slot.pointee.waiting = 0
-        loop.dirty = true
-        // Nothing may run the loop again (its descriptor no longer says there is
-        // work): once ended subscriptions' deliveries are most of the queue, they
-        // go now, so that subscribers that come and go leave nothing behind.
-        if loop.queue.count > 2 * loop.pending + 64 { purgeEndedDeliveries() }
-    }
-
-    /// Takes the deliveries of ended subscriptions out of the queue, with their
-    /// headers and what they own; the rest keep their order. Also safe from a
-    /// callback of `uf_loop_run`: its walk takes a delivery, its header and what
-    /// it owns from the front before calling back, and looks at the front again after.
-    private func purgeEndedDeliveries() {
-        // Room for the headers first: without it the queue stays as it is.
-        var headers = FlatQueue<ActionHeader>()
-        do throws(UniFlowError) { try headers.reserve(loop.headers.count) } catch { return }
-        var owned = FIFO<DeferredOwned>()
-        // Taken out of `loop` while filtered: the closure reads its other queues.
-        var queue = loop.queue, oldOwned = loop.owned, oldHeaders = loop.headers
-        queue.filter { delivery in
-            let wanted = isWanted(delivery)
-            if delivery.owns, let item = oldOwned.popFirst(), wanted { owned.append(item) }
-            if delivery.hasHeader, let header = oldHeaders.popFirst(), wanted { headers.appendReserved(header) }
-            return wanted
-        }
-        oldHeaders.deallocate()
-        loop.queue = queue
-        loop.headers = headers
-        loop.owned = owned
+        loop.forget(waiting, self)
     }
 
     /// The loop's descriptor must be looked at when the call ends.
@@ -233,49 +147,14 @@ extension Dispatcher {
         changes.any = true
     }
 
-    /// Whether `uf_loop_run` has something to do now.
-    private var loopWorkDue: Bool {
-        if loop.pending > 0 || registrations.watchesWaiting > 0 { return true }
-        guard let next = hostTimerDeadline else { return false }
-        return next <= time.clock.now()
-    }
-
-    /// The soonest timer the host's loop fires (host timers on a monotonic clock).
-    private var hostTimerDeadline: UInt64? {
-        guard options.timers == .host, time.clock.kind == .monotonic else { return nil }
-        return time.store.peek()?.deadline
-    }
-
-    /// Brings the descriptor up to date: readable while work is due (a host
-    /// timer already due included: the timerfd would say so only a moment
-    /// later), its timer set to the next host timer.
-    func syncLoopDescriptor() {
-        loop.dirty = false
-        guard let descriptor = loop.descriptor else { return }
-        descriptor.setWorkPending(loopWorkDue)
-        descriptor.setTimer(atMonotonicNanoseconds: hostTimerDeadline.map { time.clock.monotonicNanoseconds(at: $0) })
-    }
+    /// Brings the descriptor up to date (`HostLoop.sync`).
+    func syncLoopDescriptor() { loop.sync(self) }
 
     /// `uf_loop_fd`.
-    func loopDescriptor() throws(UniFlowError) -> Int32 {
-        if let descriptor = loop.descriptor { return descriptor.fd }
-        let descriptor = try LoopDescriptor()
-        loop.descriptor = descriptor
-        syncLoopDescriptor()
-        return descriptor.fd
-    }
+    func loopDescriptor() throws(UniFlowError) -> Int32 { try loop.makeDescriptor(self) }
 
-    /// `uf_loop_timeout`: 0 when work is due, the milliseconds until the next
-    /// host timer (rounded up, clamped to `INT_MAX`), or -1.
-    func loopTimeout() -> Int32 {
-        if loop.pending > 0 || registrations.watchesWaiting > 0 { return 0 }
-        guard let next = hostTimerDeadline else { return -1 }
-        let nowNanoseconds = DispatcherClock.monotonicNanoseconds()
-        let due = time.clock.monotonicNanoseconds(at: next)
-        guard due > nowNanoseconds else { return 0 }
-        let ms = (due - nowNanoseconds + 999_999) / 1_000_000
-        return ms > UInt64(Int32.max) ? Int32.max : Int32(ms)
-    }
+    /// `uf_loop_timeout` (`HostLoop.timeout`).
+    func loopTimeout() -> Int32 { loop.timeout(self) }
 
     /// `uf_loop_run`: fires the host timers due now (each an outer call), then
     /// makes the deliveries waiting when it started plus those its timers caused,
@@ -313,23 +192,17 @@ extension Dispatcher {
     /// first, each followed by what its callback submitted. Returns how many were made.
     private func makeDeliveries(through last: UInt64) -> UInt64 {
         var done: UInt64 = 0
-        while let first = loop.queue.firstPointer, first.pointee.record.seq <= last {
+        while let delivery = loop.popNext(through: last) {
             // Most deliveries are a record alone (`capture`'s common case), made
-            // here, read in place (only the fields it needs are copied, before
-            // the callback can change the queue); those with a header or owned
-            // values out of line, so that this loop keeps few values across the callback.
-            if first.pointee.owns || first.pointee.hasHeader {
-                let delivery = first.pointee
-                loop.queue.discardFirst()
+            // here; those with a header or owned values out of line, so that this
+            // loop keeps few values across the callback.
+            if delivery.owns || delivery.hasHeader {
                 guard deliverInGeneral(delivery) else { continue }
             } else {
-                let index = first.pointee.subscription, id = first.pointee.id
-                var record = first.pointee.record
-                let action = first.pointee.hotAction
-                loop.queue.discardFirst()
-                guard isWanted(index, id) else { continue }
-                taken(index)
-                deliverPlain(&record, to: index, id: id, action: action)
+                guard isLive(subscription: delivery.subscription, id: delivery.id) else { continue }
+                taken(delivery.subscription)
+                var record = delivery.record
+                deliverPlain(&record, to: delivery.subscription, id: delivery.id, action: delivery.hotAction)
             }
             done &+= 1
             if !queue.isEmpty { drainQueue() }
@@ -341,7 +214,7 @@ extension Dispatcher {
     /// queue, unless its subscription ended. Returns whether it was made.
     @inline(never)
     private func deliverInGeneral(_ delivery: DeferredDelivery) -> Bool {
-        let owned = delivery.owns ? loop.owned.popFirst() : nil
+        let owned = loop.popOwned(of: delivery)
         guard isWanted(delivery) else {
             discard(delivery)
             return false
@@ -379,7 +252,7 @@ extension Dispatcher {
             scratch.delivery.newPayload = owned.newPayload
         }
         if delivery.hasHeader {
-            scratch.delivery.action = loop.headers.popFirst()
+            scratch.delivery.action = loop.popHeader(of: delivery)
         } else {
             scratch.delivery.hotAction = delivery.hotAction
         }

@@ -1,56 +1,40 @@
 import Glibc
 
-/// Writing the journal and replaying one (`docs/journal.md`). Lines are written
-/// before what they describe is applied: an action whose line cannot be written
-/// fails with `UF_EIO` and changes nothing.
-extension Dispatcher {
-    /// The header a registration writes: this session, the fingerprint of the
-    /// definitions once `adding` are registered, and their features.
-    func journalRegistration(adding: [FeatureDefinition]) throws(UniFlowError) {
-        guard let journal else { return }
-        let names = definitions.indices.map { JSONValue.string(featureName(Int32($0))) } + adding.map { .string($0.name) }
-        try journal.append(["uniflow_journal": 1, "session": .string(journal.session),
-                            "fingerprint": .string(definitionsFingerprint(adding: adding)), "features": .array(names)])
-    }
+/// The dispatcher's side of persistence (`docs/journal.md`): what the journal
+/// writer and a replay need of it (`JournalContext`), the calls the pipeline
+/// makes (each forwards to `journal`, `Persistence/JournalWriter.swift`), and
+/// what only the dispatcher can do with what they give: install a model, arm
+/// its timers. Lines are written before what they describe is applied: an
+/// action whose line cannot be written fails with `UF_EIO` and changes nothing.
+extension Dispatcher: JournalContext {
+    // MARK: The context
 
+    var definitionCount: Int { definitions.count }
+    func definitionSource(_ index: Int) -> String { definitions.source(index) }
     /// The time a journal line records: the wall clock, or the manual reading.
-    private var journalTime: UInt64 { time.clock.wallClock(at: armBase) }
+    var journalTime: UInt64 { time.clock.wallClock(at: armBase) }
+    var currentSeq: UInt64 { model.seq }
+    var timerClock: DispatcherClock { time.clock }
 
-    private func journalLine(_ mutation: CommittedMutation) -> JSONValue {
-        let record = mutation.record
-        var line = JSONObject()
-        line["seq"] = .int(Int64(record.seq))
-        line["feature"] = .string(featureName(record.feature))
-        if let key = record.key ?? mutation.action.key { line["key"] = .string(String(cString: key)) }
-        line["kind"] = .string(record.mutationKind.text)
-        if record.newState >= 0 {
-            line["state"] = .string(stateName(record.newState, feature: record.feature))
-            line["payload"] = .object(mutation.newPayload ?? JSONObject())
-        } else {
-            line["state"] = .null
-        }
-        line["at"] = .int(Int64(journalTime))
-        return .object(line)
+    func checkTimerAction(_ action: JSONValue) throws(UniFlowError) {
+        _ = try resolve(try ActionRequest.decode(action), hasVia: false)
     }
 
+    // MARK: Writing
+
+    /// The header a registration writes (`JournalWriter.registration`).
+    func journalRegistration(adding: [FeatureDefinition]) throws(UniFlowError) {
+        try journal?.registration(adding: adding, self)
+    }
+
+    /// An applied mutation's line, written before it is stored (`Pipeline/Dispatcher+Commit.swift`).
     func journalMutation(_ mutation: CommittedMutation) throws(UniFlowError) {
-        try journal?.append(journalLine(mutation))
+        try journal?.mutation(mutation, self)
     }
 
-    /// A batch is one line, so that a crash leaves all of it or none: its
-    /// mutations, and the timer lines of what its interceptors armed or
-    /// cancelled, in the order they happened.
+    /// A batch's one line, once every action of it holds (`JournalWriter.batch`).
     func journalBatch(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)]) throws(UniFlowError) {
-        guard let journal, !mutations.isEmpty || !timerLines.isEmpty else { return }
-        var items: [JSONValue] = []
-        var next = 0
-        for (i, mutation) in mutations.enumerated() {
-            while next < timerLines.count && timerLines[next].after <= i { items.append(.object(timerLines[next].line)); next += 1 }
-            items.append(journalLine(mutation))
-        }
-        items += timerLines[next...].map { .object($0.line) }
-        let seq = mutations.last?.record.seq ?? model.seq
-        try journal.append(["seq": .int(Int64(seq)), "batch": .array(items)])
+        try journal?.batch(mutations, timerLines: timerLines, self)
     }
 
     /// An API timer armed, cancelled or fired; a state timer fired. Inside a
@@ -58,13 +42,12 @@ extension Dispatcher {
     /// batch rolls back, as what it describes is).
     func journalTimer(_ line: JSONObject) throws(UniFlowError) {
         guard let journal else { return }
-        var line = line
-        line["at"] = .int(Int64(journalTime))
+        let line = journal.stamped(line, self)
         if batch != nil {
             batch!.timerLines.append((batch!.committed, line))
             return
         }
-        try journal.append(.object(line))
+        try journal.write(line)
     }
 
     /// Installs a model wholesale and journals it as one restore line. With
@@ -91,10 +74,10 @@ extension Dispatcher {
             }
         }
         if hot.journaling, let journal {
-            var line: JSONObject = ["seq": .int(Int64(model.seq)), "restore": modelJSON()]
+            var timers: JSONValue? = nil
             if let planned {
                 var serial = time.store.nextSerial
-                line["timers"] = .array(planned.map { timer in
+                timers = .array(planned.map { timer in
                     defer { serial += 1 }
                     let dueAt = JSONValue.int(Int64(clamping: time.clock.wallClock(at: timer.deadline)))
                     switch timer.kind {
@@ -106,9 +89,8 @@ extension Dispatcher {
                     }
                 })
             }
-            line["at"] = .int(Int64(journalTime))
             do throws(UniFlowError) {
-                try journal.append(.object(line))
+                try journal.restore(model: modelJSON(), seq: model.seq, timers: timers, self)
             } catch {
                 // The room `before` needs was there a moment ago.
                 try? install(before)
@@ -128,90 +110,11 @@ extension Dispatcher {
     /// bindings, no notifications; the timers the journaling dispatcher had armed
     /// are armed again (`docs/time.md`, "Durable timers"). A torn last line is
     /// skipped (and reported); any other bad line fails the whole replay and
-    /// changes nothing.
+    /// changes nothing. Reading is `JournalReplay`'s; installing and arming, here.
     func replay(path: UnsafePointer<CChar>) throws(UniFlowError) {
-        let name = String(cString: path)
-        var bytes = try FileReader.bytes(path)
-        // A torn last line is cut before the rest is read as text: it may end in
-        // the middle of a character.
-        let whole = bytes.lastIndex(of: 10).map { $0 + 1 } ?? 0
-        let tornLine = whole < bytes.count ? bytes[..<whole].reduce(1) { $1 == 10 ? $0 + 1 : $0 } : nil
-        bytes.removeSubrange(whole...)
-        try FileReader.checkUTF8(bytes, path: path)
-        return try replay(lines: bytes, name: name, tornLine: tornLine)
-    }
-
-    /// The replay of whole lines (`bytes` ends with a newline, or is empty).
-    private func replay(lines bytes: [UInt8], name: String, tornLine: Int?) throws(UniFlowError) {
-        // Lines stay bytes (split by the byte: "\r\n" would be one Character),
-        // each parsed when it is read and dropped when it is applied: a journal
-        // a daemon appended to for months costs its size in memory, not five
-        // times that in parsed lines.
-        var ends: [Int] = []
-        for i in bytes.indices where bytes[i] == 10 { ends.append(i) }
-        func line(_ i: Int) throws(UniFlowError) -> JSONObject {
-            let start = i == 0 ? 0 : ends[i - 1] + 1
-            do throws(UniFlowError) {
-                let value = try bytes.withUnsafeBytes { buffer in
-                    Result { () throws(UniFlowError) in try JSONParser.parse(buffer.baseAddress! + start, length: ends[i] - start) }
-                }.get()
-                guard let object = value.objectValue else { throw UniFlowError(.schema, "a journal line must be an object") }
-                return object
-            } catch {
-                throw error.prefixed("\(name): line \(i + 1)")
-            }
-        }
-        // A journal starts with a header line: without one, this is some other
-        // file, and saying so beats the first line that fails to parse.
-        let notAJournal = UniFlowError(.schema, "\(name): line 1: not a uniflow journal (no header line)")
-        guard !ends.isEmpty, let header = try? line(0), header["uniflow_journal"] != nil else { throw notAJournal }
-        // The header lines first: the fingerprint is checked before anything is
-        // applied, so a journal of other definitions gets that message, not the
-        // first unknown name. A dispatcher replaying the file it journals to stops
-        // where its own session begins: what follows is its own doing. A header's
-        // key is the bytes "uniflow_journal" in quotes, or written with escapes:
-        // lines with either are parsed here (the writer escapes nothing in keys
-        // and little in values, so that is the header lines and few others).
-        var count = ends.count
-        var lastFingerprint: String? = nil
-        let marker: [UInt8] = Array(#""uniflow_journal""#.utf8)
-        func mayBeHeader(_ i: Int) -> Bool {
-            var at = i == 0 ? 0 : ends[i - 1] + 1
-            return bytes.withUnsafeBytes { buffer in
-                while at < ends[i] {
-                    if buffer[at] == UInt8(ascii: "\\") { return true }
-                    if buffer[at] == marker[0] && at + marker.count <= ends[i]
-                        && memcmp(buffer.baseAddress! + at, marker, marker.count) == 0 { return true }
-                    at += 1
-                }
-                return false
-            }
-        }
-        for i in ends.indices where mayBeHeader(i) {
-            let object = try line(i)
-            guard object["uniflow_journal"] != nil else { continue }
-            if let own = journal?.session, object["session"]?.stringValue == own {
-                count = i
-                break
-            }
-            if let fp = object["fingerprint"]?.stringValue { lastFingerprint = fp }
-        }
-        guard let lastFingerprint else { throw notAJournal }
-        let mine = definitionsFingerprint()
-        guard lastFingerprint == mine else {
-            throw UniFlowError(.schema, "\(name): the journal was written for other definitions (fingerprint \(lastFingerprint), this dispatcher has \(mine))")
-        }
+        let replay = try JournalReplay(path: path)
         let before = ModelSnapshot(of: self)
-        var state = JournalState(model: before)
-        state.model.clear()
-        for i in 0..<count {
-            let object = try line(i)
-            do throws(UniFlowError) {
-                try state.apply(object, on: self)
-            } catch {
-                throw error.prefixed("\(name): line \(i + 1)")
-            }
-        }
+        let state = try replay.read(from: before, ownSession: journal?.session, self)
         // Nothing can fail past this point but the journal of this dispatcher.
         // The timers are armed in the order the journaling dispatcher armed
         // them, so that those due at one instant fire in the same order. The
@@ -224,7 +127,7 @@ extension Dispatcher {
                 var timers: [(order: UInt64, rank: Int, timer: PlannedTimer)] = []
                 self.forEachTimedPlace { place, _, definitions in
                     for (i, definition) in definitions.enumerated() {
-                        guard let (deadline, order) = state.stateTimerDeadline(place, after: i, timer: definition, on: self) else { continue }
+                        guard let (deadline, order) = state.stateTimerDeadline(place, after: i, timer: definition, self) else { continue }
                         timers.append((order, timers.count, PlannedTimer(kind: .state(place, after: i), deadline: deadline, ms: definition.ms)))
                     }
                 }
@@ -240,20 +143,9 @@ extension Dispatcher {
             model.seq = seqBefore
             throw error
         }
-        if let tornLine {
-            let failure = UniFlowError(.invalidJSON, "\(name): line \(tornLine) is incomplete (no newline); skipped")
-            reportJournal(failure)
-        }
-    }
-
-    private func reportJournal(_ failure: UniFlowError) {
-        if let custom = reporter.custom {
-            let text = JSONValue.object(JSONObject([("event", .string("dropped")), ("status", .string(failure.status.name)),
-                                                    ("reason", .string(failure.message))])).jsonText
-            text.withCString { custom.function($0, custom.payload) }
-        } else if options.reporting != .none {
-            let line = "[uniflow] dropped: \(failure.status.name): \(failure.message)\n"
-            _ = line.withCString { write(2, $0, strlen($0)) }
+        if let tornLine = replay.tornLine {
+            let failure = UniFlowError(.invalidJSON, "\(replay.name): line \(tornLine) is incomplete (no newline); skipped")
+            if reportingActive { report(.dropped, action: nil, failure: failure) }
         }
     }
 
@@ -279,233 +171,5 @@ extension Dispatcher {
         }
         if let id { time.apiIDs[id] = index }
         noteArmed(deadline, timer: index)
-    }
-}
-
-/// What a replay reads from a journal, line by line: the model, when (and in
-/// which order) each place entered its state and was last actualized, what
-/// lines said about state timers, and the API timers armed.
-struct JournalState {
-    struct APITimer {
-        var serial: Int64
-        var id: String?
-        var ms: UInt64
-        var dueAt: UInt64
-        var action: JSONObject
-        /// When it was armed among the journal's events (arm order on replay).
-        var order: UInt64
-    }
-
-    /// What a line said about one state timer, instead of what the mutations imply.
-    enum StateTimerNote {
-        /// It fired and its place stayed in the state: not armed.
-        case fired
-        /// A snapshot restore armed it for this wall-clock deadline.
-        case due(at: UInt64, order: UInt64)
-    }
-
-    var model: ModelSnapshot
-    var lastSeq: UInt64 = 0
-    var lastTime: UInt64 = 0
-    var session: String?
-    var apiTimers: [Int64: APITimer] = [:]
-    /// By state timer id.
-    var notes: [String: StateTimerNote] = [:]
-    /// Counts the events that arm timers (mutations, armed lines, restored
-    /// timers): the order in which the journaling dispatcher armed them.
-    var order: UInt64 = 0
-
-    mutating func apply(_ object: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
-        noteTime(of: object)
-        if object["uniflow_journal"] != nil {
-            // Each session started from an empty model and no timers.
-            if let next = object["session"]?.stringValue {
-                if let current = session, current != next {
-                    model.clear()
-                    lastSeq = 0
-                    apiTimers.removeAll()
-                    notes.removeAll()
-                }
-                session = next
-            }
-            return
-        }
-        if object["timer"] != nil {
-            try applyTimer(object, on: dispatcher)
-            return
-        }
-        if let restored = object["restore"] {
-            try applyRestore(restored, timers: object["timers"], on: dispatcher)
-        } else if let batch = object["batch"] {
-            guard let lines = batch.arrayValue else { throw UniFlowError(.schema, "'batch' must be an array") }
-            for line in lines {
-                guard let item = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
-                noteTime(of: item)
-                if item["timer"] != nil { try applyTimer(item, on: dispatcher) } else { try applyMutation(item, on: dispatcher) }
-            }
-        } else {
-            try applyMutation(object, on: dispatcher)
-        }
-        if let seq = object["seq"] { lastSeq = try Self.sequenceNumber(seq) }
-    }
-
-    /// The journaling dispatcher's clock when it wrote the line. A batch line has
-    /// no `at` of its own: its items carry theirs.
-    private mutating func noteTime(of line: JSONObject) {
-        if case .int(let at)? = line["at"], at >= 0 { lastTime = max(lastTime, UInt64(at)) }
-    }
-
-    /// A line's `seq`: what the journaling dispatcher counted, which this one goes
-    /// on from, so an integer a JSON reader keeps exact.
-    static func sequenceNumber(_ value: JSONValue) throws(UniFlowError) -> UInt64 {
-        guard case .int(let seq) = value, seq >= 0, seq <= 1 << 53 else {
-            throw UniFlowError(.schema, "seq: expected an integer from 0 to 2^53, got \(value.jsonText)")
-        }
-        return UInt64(seq)
-    }
-
-    /// A restore line: the model, entered now. Without `timers` (a state
-    /// restore) its state timers count from now and the API timers stay; with
-    /// them (a snapshot restore, a replay) they are exactly the armed timers.
-    private mutating func applyRestore(_ restored: JSONValue, timers: JSONValue?, on dispatcher: Dispatcher) throws(UniFlowError) {
-        model = try dispatcher.validatedModel(restored)
-        order += 1
-        let at = lastTime, entered = order
-        for f in model.features.indices where model.features[f].state >= 0 {
-            model.features[f].enteredAt = at
-            model.features[f].updatedAt = at
-            model.features[f].enteredOrder = entered
-            model.features[f].updatedOrder = entered
-        }
-        for (f, list) in model.instances {
-            model.instances[f] = list.map { item in
-                var entry = item.entry
-                (entry.enteredAt, entry.updatedAt, entry.enteredOrder, entry.updatedOrder) = (at, at, entered, entered)
-                return (key: item.key, entry: entry)
-            }
-        }
-        notes.removeAll()
-        guard let timers else { return }
-        guard let list = timers.arrayValue else { throw UniFlowError(.schema, "'timers' must be an array") }
-        apiTimers.removeAll()
-        for name in dispatcher.stateTimerNames(in: model) { notes[name] = .fired }
-        for item in list {
-            guard let timer = item.objectValue, case .int(let due)? = timer["due_at"], due >= 0 else {
-                throw UniFlowError(.schema, "a restored timer needs 'kind' and 'due_at'")
-            }
-            order += 1
-            switch timer["kind"]?.stringValue {
-            case "state":
-                guard let id = timer["id"]?.stringValue, notes[id] != nil else {
-                    throw UniFlowError(.schema, "a restored state timer needs the 'id' of a state timer of the model")
-                }
-                notes[id] = .due(at: UInt64(due), order: order)
-            case "api":
-                try armed(timer, on: dispatcher)
-            default:
-                throw UniFlowError(.schema, "a restored timer's 'kind' is \"state\" or \"api\"")
-            }
-        }
-    }
-
-    private mutating func applyMutation(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
-        order += 1
-        try model.apply(journalLine: line, order: order, on: dispatcher)
-        // Entering a state (again) arms all its timers; an actualization re-arms
-        // its "update" ones: what lines said about them no longer holds.
-        guard let featureName = line["feature"]?.stringValue else { return }
-        let place = line["key"]?.stringValue.map { "\(featureName)[\($0)]." } ?? "\(featureName)."
-        if line["kind"]?.stringValue == MutationKind.actualization.text, let stateName = line["state"]?.stringValue,
-           let feature = dispatcher.featureIndex(named: featureName), let state = dispatcher.stateIndex(named: stateName, feature: feature) {
-            for (i, timer) in dispatcher.stateDefinition(state, of: feature).timers.enumerated() where timer.resetOnUpdate {
-                notes["\(place)\(stateName).after[\(i)]"] = nil
-            }
-        } else {
-            notes = notes.filter { !$0.key.hasPrefix(place) }
-        }
-    }
-
-    /// An API timer's armed line (or a restore line's API timer).
-    private mutating func armed(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
-        guard case .int(let serial)? = line["serial"], case .int(let ms)? = line["ms"], ms >= 0,
-              case .int(let due)? = line["due_at"], due >= 0, let action = line["action"]?.objectValue else {
-            throw UniFlowError(.schema, "a timer line needs 'serial', 'ms', 'due_at' and 'action'")
-        }
-        // What uf_submit_after and a snapshot would have refused, a journal line does not bring in.
-        let maxDelay = Int64(DefinitionParser.maxTimerMilliseconds)
-        guard ms <= maxDelay, due <= 2 * maxDelay else {
-            throw UniFlowError(.schema, "a timer line's 'ms' is at most 2^53 and its 'due_at' at most 2^54")
-        }
-        var id: String? = nil
-        switch line["id"] {
-        case nil, .null?: break
-        case .string(let text)?:
-            do throws(UniFlowError) { try Dispatcher.checkTimerID(text, "timer") } catch {
-                throw UniFlowError(.schema, error.message)
-            }
-            id = text
-        case let other?:
-            throw UniFlowError(.schema, "timer: 'id' is a string or null, got \(other.jsonTypeName)")
-        }
-        // Checked as when it was armed (and as a snapshot of it would be).
-        do throws(UniFlowError) {
-            _ = try dispatcher.resolve(try ActionRequest.decode(.object(action)), hasVia: false)
-        } catch {
-            throw error.prefixed("action")
-        }
-        apiTimers[serial] = APITimer(serial: serial, id: id, ms: UInt64(ms), dueAt: UInt64(due), action: action, order: order)
-    }
-
-    private mutating func applyTimer(_ line: JSONObject, on dispatcher: Dispatcher) throws(UniFlowError) {
-        switch line["timer"]?.stringValue {
-        case "armed":
-            order += 1
-            try armed(line, on: dispatcher)
-            // It replaced the timer armed under its id.
-            if case .int(let replaced)? = line["replaces"] { apiTimers[replaced] = nil }
-        case "cancelled":
-            guard case .int(let serial)? = line["serial"] else { throw UniFlowError(.schema, "a timer line needs 'serial'") }
-            apiTimers[serial] = nil
-        case "fired", "dropped":
-            // Dropped: taken out at one instant by the cascade limit, unfired.
-            if case .int(let serial)? = line["serial"] {
-                apiTimers[serial] = nil
-            } else if let id = line["id"]?.stringValue {
-                notes[id] = .fired
-            } else {
-                throw UniFlowError(.schema, "a fired or dropped timer line needs 'serial' or 'id'")
-            }
-        default:
-            throw UniFlowError(.schema, "unknown timer event \((line["timer"] ?? .null).jsonText)")
-        }
-    }
-
-    /// When a replayed place's state timer falls due, by its `on_restore`, and
-    /// when it was armed among the journal's events; nil when it is not armed
-    /// (it fired and its place stayed in the state).
-    func stateTimerDeadline(_ place: Place, after i: Int, timer: StateTimer,
-                            on dispatcher: Dispatcher) -> (deadline: UInt64, order: UInt64)? {
-        let id = dispatcher.stateTimerName(place, after: i)
-        let clock = dispatcher.time.clock
-        let now = clock.now()
-        // The wall-clock deadline, and when it was armed.
-        let dueAt: UInt64, armedOrder: UInt64
-        switch notes[id] {
-        case .fired?:
-            return nil
-        case .due(let at, let order)?:
-            (dueAt, armedOrder) = (at, order)
-        case nil:
-            let entry = model.entry(feature: place.feature, key: dispatcher.key(at: place).map { String(cString: $0) })
-            let base = (timer.resetOnUpdate ? entry?.updatedAt : entry?.enteredAt) ?? lastTime
-            dueAt = base &+ timer.ms
-            armedOrder = (timer.resetOnUpdate ? entry?.updatedOrder : entry?.enteredOrder) ?? order
-        }
-        switch timer.onRestore {
-        case .fire: return (clock.time(atWallClock: dueAt), armedOrder)
-        // The time it had left when the journal's last line was written.
-        case .resume: return (now &+ (dueAt > lastTime ? dueAt - lastTime : 0), armedOrder)
-        case .restart: return (now &+ timer.ms, armedOrder)
-        }
     }
 }

@@ -1,55 +1,12 @@
 import Glibc
 
-/// Restores: a model checked against the definitions, then installed whole.
+/// Restores: a model checked against the definitions (`Persistence/ModelValidation.swift`),
+/// then installed whole.
 extension Dispatcher {
     /// Checks a GlobalModel (as `uf_state_get` writes it) against the registered
-    /// definitions: a keyed feature is an object of its instances.
+    /// definitions (`ModelSnapshot.init(validating:_:)`).
     func validatedModel(_ json: JSONValue) throws(UniFlowError) -> ModelSnapshot {
-        guard let object = json.objectValue else {
-            throw UniFlowError(.schema, "a model must be an object, got \(json.jsonTypeName)")
-        }
-        var snapshot = ModelSnapshot(of: self)
-        snapshot.clear()
-        for (name, value) in object {
-            let feature = try resolveFeature(name)
-            guard let entry = value.objectValue else {
-                throw UniFlowError(.schema, "\(name): expected object, got \(value.jsonTypeName)")
-            }
-            if instanceTable(of: feature) != nil {
-                var list: [(key: String, entry: ModelSnapshot.Entry)] = []
-                for (key, instance) in entry {
-                    if let reason = InstanceKey.refusal(key) { throw UniFlowError(.schema, "\(name): key: \(reason)") }
-                    list.append((key, try validatedEntry(instance, feature: feature, at: "\(name).\(key)")))
-                }
-                snapshot.instances[feature] = list
-            } else {
-                snapshot.features[Int(feature)] = try validatedEntry(value, feature: feature, at: name)
-            }
-        }
-        return snapshot
-    }
-
-    /// `{"state": S, "payload": {...}}` of one place.
-    private func validatedEntry(_ value: JSONValue, feature: Int32, at path: String) throws(UniFlowError) -> ModelSnapshot.Entry {
-        guard let entry = value.objectValue else {
-            throw UniFlowError(.schema, "\(path): expected object, got \(value.jsonTypeName)")
-        }
-        for key in entry.keys where key != "state" && key != "payload" {
-            throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
-        }
-        guard let stateValue = entry["state"] else { throw UniFlowError(.schema, "\(path): missing key 'state'") }
-        guard let stateName = stateValue.stringValue else {
-            throw UniFlowError(.schema, "\(path).state: expected string, got \(stateValue.jsonTypeName)")
-        }
-        let state = try resolveState(stateName, of: feature)
-        let payload: JSONObject?
-        switch entry["payload"] {
-        case .none: payload = nil
-        case .some(.object(let p)): payload = p
-        case .some(let other): throw UniFlowError(.schema, "\(path).payload: expected object, got \(other.jsonTypeName)")
-        }
-        let checked = try stateDefinition(state, of: feature).checkPayload(payload, feature: featureName(feature))
-        return ModelSnapshot.Entry(state: state, payload: checked.isEmpty ? nil : checked)
+        try ModelSnapshot(validating: json, self)
     }
 
     /// Replaces the model with the snapshot; nobody is notified, and every state

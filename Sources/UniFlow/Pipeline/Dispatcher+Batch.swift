@@ -127,28 +127,18 @@ extension Dispatcher {
         // The model is the committed one now, but a binding's owner the batch began
         // or ended is active only where its mutations fall: counted back from now
         // to before the batch, then forward as each mutation is announced.
-        if !bindings.byOwner.isEmpty {
-            var counts: [Int32: Int] = [:]
-            for mutation in committed.reversed() {
-                let feature = mutation.record.feature
-                counts[feature] = (counts[feature] ?? alive(feature)) - MutationKind.instancesAdded(mutation.record.kind)
-            }
-            bindings.aliveInBatch = counts
-        }
+        bindings.beginBatchAnnouncement(committed, context: self)
         var next = 0
         for i in actions.indices {
             if actions[i].kind == .trigger {
                 announceTrigger(actions[i].header, submitting: actions[i].extras?.submit)
             } else {
-                // Updated in place: a copy per mutation would cost the batch's size each time.
-                let record = committed[next].record
-                let added = MutationKind.instancesAdded(record.kind)
-                if added != 0 { bindings.aliveInBatch?[record.feature]! += added }
+                bindings.announcingInBatch(committed[next].record)
                 announce(committed[next])
                 next += 1
             }
         }
-        bindings.aliveInBatch = nil
+        bindings.endBatchAnnouncement()
     }
 
     /// Puts back everything the batch changed, in reverse order.

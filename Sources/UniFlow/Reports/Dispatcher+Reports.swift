@@ -1,41 +1,24 @@
 import CUniFlow
 import Glibc
 
-/// What a report is about (`docs/processing.md`, "Reports").
-enum ReportEvent: String {
-    case processed, rejected, dropped
-    case bindingProcessed = "binding_processed"
-    case bindingRejected = "binding_rejected"
-    case bindingSkipped = "binding_skipped"
-    case timerFired = "timer_fired"
-    case timerRejected = "timer_rejected"
-}
-
-/// The keys of a report beyond its event, action and failure.
-struct ReportDetails {
-    var binding: String?
-    /// A timer's report: its id (nil: anonymous).
-    var timer: UnsafePointer<CChar>?
-    var aboutTimer = false
-    /// A dropped deferred delivery: its subscription and mutation.
-    var subscription: UInt64?
-    var seq: UInt64?
-    /// A watch's rule error: the watch.
-    var watch: UInt64?
-}
-
-extension Dispatcher {
-    /// Reports cost JSON; they are built only when someone reads them.
+/// The dispatcher's side of the reporter (`reporter`, `Reports/Reporter.swift`):
+/// what it needs to word a report (`ReportContext`), and the calls to the host,
+/// which only the dispatcher makes (see `Reporter` for why).
+extension Dispatcher: ReportContext {
+    /// Reports cost JSON; they are built only when someone reads them. A plain
+    /// stored Bool (`Reporter.active`): the hot path reads it.
     @inline(__always)
-    var reportingActive: Bool { reporter.custom != nil || options.reporting != .none }
+    var reportingActive: Bool { reporter.active }
 
     /// Replaces the reporter (nil: back to the built-in one).
     func setReporter(_ new: HostCallback<uf_report_fn>?) throws(UniFlowError) {
         try refuseWhileClosing("uf_set_reporter")
-        let old = reporter.custom
-        reporter.custom = new
-        guard var old else { return }
-        if reporter.running { reporter.retired.append(old) } else { old.release() }
+        reporter.replace(with: new)?.run()
+    }
+
+    /// Forgets every reporter, running each `payload_free` once (`uf_dispatcher_free`).
+    func releaseReporters() {
+        for release in reporter.takeAll() { release.run() }
     }
 
     /// Sends one report to the custom reporter or prints it per `reporting`.
@@ -46,43 +29,18 @@ extension Dispatcher {
 
     func report(_ event: ReportEvent, action: ActionHeader?, failure: UniFlowError? = nil,
                 mutation: MutationRecord? = nil, details: ReportDetails) {
-        if let custom = reporter.custom {
-            var object = JSONObject()
-            object["event"] = .string(event.rawValue)
-            if let action { object["action"] = .object(actionDescription(action)) }
-            if let failure {
-                object["status"] = .string(failure.status.name)
-                object["reason"] = .string(failure.message)
-            }
-            if let binding = details.binding { object["binding"] = .string(binding) }
-            if details.aboutTimer { object["timer"] = details.timer.map { .string(String(cString: $0)) } ?? .null }
-            if let subscription = details.subscription { object["subscription"] = .int(Int64(bitPattern: subscription)) }
-            if let seq = details.seq { object["seq"] = .int(Int64(bitPattern: seq)) }
-            if let watch = details.watch { object["watch"] = .int(Int64(bitPattern: watch)) }
-            let text = JSONValue.object(object).jsonText
-            reporter.running = true
+        switch reporter.output(event, action: action, failure: failure, mutation: mutation, details: details, self) {
+        case .host(let text)?:
+            // No access to `reporter` is open while the host runs: it may replace it.
+            guard let custom = reporter.beginCall() else { return }
             text.withCString { custom.function($0, custom.payload) }
-            reporter.running = false
-            for i in reporter.retired.indices { reporter.retired[i].release() }
-            reporter.retired.removeAll()
+            for release in reporter.endCall() { release.run() }
+        case .line(let text)?:
+            // The C `stderr` global is not concurrency-safe in Swift; fd 2 is the same stream, unbuffered.
+            _ = text.withCString { write(2, $0, strlen($0)) }
+        case nil:
             return
         }
-        guard options.reporting != .none else { return }
-        var line = "[uniflow] \(event.rawValue)"
-        if let action { line += " \(actionName(action))" }
-        if details.aboutTimer { line += " timer \(details.timer.map { String(cString: $0) } ?? "(anonymous)")" }
-        if let watch = details.watch { line += " watch \(watch)" }
-        if let subscription = details.subscription { line += " subscription \(subscription)" }
-        if let seq = details.seq { line += " seq \(seq)" }
-        if let failure { line += ": \(failure.status.name): \(failure.message)" }
-        // Verbose names a binding by its whole sentence, which brackets its scenario itself.
-        if let binding = details.binding { line += options.reporting == .verbose ? " \(binding)" : " [\(binding)]" }
-        if options.reporting == .verbose, let mutation {
-            line += "\n[uniflow]   \(mutationJSON(mutation, scratch.delivery).jsonText)"
-        }
-        // The C `stderr` global is not concurrency-safe in Swift; fd 2 is the same stream, unbuffered.
-        let text = line + "\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }
     }
 
     /// A watch's rule failed: its value is `null`.
@@ -90,6 +48,7 @@ extension Dispatcher {
         guard reportingActive else { return }
         report(.bindingRejected, action: nil, failure: failure, details: ReportDetails(watch: id))
     }
+
 
     /// `context@scope`, or `Feature.kind` when neither is given.
     func actionName(_ action: ActionHeader) -> String {

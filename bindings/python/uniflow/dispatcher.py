@@ -16,6 +16,7 @@ import threading
 import weakref
 from ctypes import byref, c_char, c_void_p
 from typing import (
+    TYPE_CHECKING,
     Any,
     Callable,
     Dict,
@@ -49,6 +50,9 @@ from .intercept import Action
 from .scenario import Scenario
 from .subscription import Subscription
 from .values import ActionKind, Payload
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .inspect import Inspector
 
 __all__ = ["Dispatcher", "Subscription", "logic_apply", "library_version"]
 
@@ -512,6 +516,18 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, PreparedActions):
         """:func:`uniflow.logic_apply` (JsonLogic with the library's evaluator)."""
         self._handle_or_raise()
         return logic_apply(rule, data)
+
+    def inspect(self, port: int = 0, host: str = "127.0.0.1", allow_submit: bool = False) -> "Inspector":
+        """Serves this dispatcher's inspector (``docs/inspector.md``) from a thread: the
+        live model, mutation log, graph, timers and time travel in a browser. Returns a
+        :class:`uniflow.inspect.Inspector`: ``.url`` (with its token) and ``.close()``.
+        Listens on ``host`` (loopback by default) and ``port`` (0: any free one); with
+        ``allow_submit`` the page may submit actions to this dispatcher. Needs aiohttp
+        (``pip install 'uniflow[inspect]'``)."""
+        self._handle_or_raise()
+        from .inspect import Inspector
+
+        return Inspector(self, port=port, host=host, allow_submit=allow_submit)
 
     def scenario(self, text: str) -> Scenario:
         """Starts an observer binding evaluated in Python:

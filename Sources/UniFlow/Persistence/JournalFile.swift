@@ -1,14 +1,15 @@
 import Glibc
 
-/// An append-only file of JSON lines: a header per registration, then every
-/// applied mutation (`docs/journal.md`). A line counts only once its newline is written,
+/// The journal file (option `journal`), the `MutationLog` a journaling
+/// dispatcher writes to: an append-only file of JSON lines, a header per
+/// registration, then every applied mutation (`docs/journal.md`). A line counts only once its newline is written,
 /// so a crash can leave at most one torn last line, which opening cuts off.
 ///
 /// Each dispatcher that opens the file is a session with an id of its own, named
 /// in its header lines: a session starts from an empty model, so replay starts
 /// over where a new session begins (and a dispatcher replaying the file it
 /// journals to stops where its own session begins).
-final class Journal {
+final class JournalFile: MutationLog {
     let path: String
     /// This session's id: 16 hex digits from the kernel's random source.
     let session: String
@@ -76,11 +77,12 @@ final class Journal {
         }
     }
 
-    /// Writes one line, whole, then flushes it to the OS (and to disk with
-    /// `journal_sync`). The journal is written ahead: a line that cannot be
-    /// written (a full disk) is cut off again and the caller does not apply
-    /// what it describes.
-    func append(_ line: JSONValue) throws(UniFlowError) {
+    /// Writes the lines, whole, then flushes them to the OS (and to disk with
+    /// `journal_sync`). The journal is written ahead: lines that cannot all be
+    /// written (a full disk) are cut off again and the caller does not apply
+    /// what they describe. (A crash in the middle can leave the first of several
+    /// lines; the core hands over one line at a time today.)
+    func accept(_ lines: [JSONValue]) throws(UniFlowError) {
         // What a failed append could not cut off goes before anything is added
         // after it: a line glued to a torn one would spoil the journal for good.
         if untrimmed {
@@ -89,8 +91,11 @@ final class Journal {
             }
             untrimmed = false
         }
-        var bytes = Array(line.jsonText.utf8)
-        bytes.append(UInt8(ascii: "\n"))
+        var bytes: [UInt8] = []
+        for line in lines {
+            bytes += line.jsonText.utf8
+            bytes.append(UInt8(ascii: "\n"))
+        }
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -113,22 +118,5 @@ final class Journal {
     private func cutOff(_ failure: UniFlowError) -> UniFlowError {
         if ftruncate(fd, end) != 0 { untrimmed = true }
         return failure
-    }
-}
-
-extension Dispatcher {
-    /// A 64-bit FNV-1a fingerprint of the registered definitions' JSON, in
-    /// registration order: equal definitions give equal fingerprints.
-    /// `adding` are definitions about to be registered.
-    func definitionsFingerprint(adding: [FeatureDefinition] = []) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func add(_ text: String) {
-            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01b3
-        }
-        for feature in definitions.indices { add(definitions.source(feature)) }
-        for definition in adding { add(definition.source.jsonText) }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
