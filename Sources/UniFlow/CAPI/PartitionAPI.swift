@@ -40,3 +40,46 @@ public func uf_partitions_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePoin
         return .ok
     }
 }
+
+@c @implementation
+public func uf_record_sink(_ d: OpaquePointer?, _ fn: uf_record_fn?, _ payload: UnsafeMutableRawPointer?,
+                           _ payload_free: PayloadFree?) -> Int32 {
+    withRegistration(d, "uf_record_sink", payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
+        let sink = fn.map { HostCallback($0, payload: payload, payloadFree: payload_free) }
+        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.setRecordSink(sink) }
+        // Without a function there is nothing to keep the payload for.
+        if sink == nil { releasePayload(payload, payload_free) }
+        return .ok
+    }
+}
+
+@c @implementation
+public func uf_record_json(_ r: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let r else { return nil }
+    return UnsafePointer<RecordView>(r).pointee.text
+}
+
+@c @implementation
+public func uf_record_partition(_ r: OpaquePointer?, _ p: UnsafeMutablePointer<UInt32>?) -> Int32 {
+    guard let r else { return fail(UniFlowError(.invalidArgument, "uf_record_partition: r is NULL")) }
+    guard let p else { return fail(UniFlowError(.invalidArgument, "uf_record_partition: p is NULL")) }
+    p.pointee = UnsafePointer<RecordView>(r).pointee.partition
+    return Status.ok.rawValue
+}
+
+@c @implementation
+public func uf_record_version(_ r: OpaquePointer?, _ v: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    guard let r else { return fail(UniFlowError(.invalidArgument, "uf_record_version: r is NULL")) }
+    guard let v else { return fail(UniFlowError(.invalidArgument, "uf_record_version: v is NULL")) }
+    v.pointee = UnsafePointer<RecordView>(r).pointee.version
+    return Status.ok.rawValue
+}
+
+@c @implementation
+public func uf_record_apply(_ d: OpaquePointer?, _ record_json: UnsafePointer<CChar>?) -> Int32 {
+    withDispatcher(d, "uf_record_apply") { (dispatcher) throws(UniFlowError) in
+        let text = try required(record_json, "uf_record_apply", "record_json")
+        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.applyRecord(text) }
+        return .ok
+    }
+}

@@ -135,3 +135,8 @@ public func uf_mutation_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
     return dispatcher(from: r.dispatcher).mutationText(r)
 }
+
+@c @implementation
+public func uf_mutation_foreign(_ m: OpaquePointer?) -> Int32 {
+    record(m)?.foreign == true ? 1 : 0
+}

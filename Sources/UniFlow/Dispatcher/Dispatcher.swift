@@ -68,6 +68,13 @@ final class Dispatcher {
     /// The partition the current outer call writes, once its first action
     /// passed the ownership step: the rest of its cascade must stay there.
     var partitionWritten: Int?
+    /// The outer call being staged into a record (partitioned dispatchers).
+    var staging: StagedCall?
+    /// While a record's mutation is announced: the action object its line
+    /// carries, which the mutation's JSON shows as the writer's did.
+    var foreignAction: JSONObject?
+    /// Where records go (`uf_record_sink`); nil: every record is accepted at once.
+    var recordSink: HostCallback<uf_record_fn>?
 
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
@@ -211,6 +218,9 @@ final class Dispatcher {
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
         releaseReporters()
         bindings.releaseHandlers()
+        var sink = recordSink
+        recordSink = nil
+        sink?.release()
     }
 
     /// `uf_dispatcher_free` in a child process forked after the dispatcher was

@@ -47,20 +47,27 @@ extension Dispatcher {
         return nil
     }
 
-    /// Makes this node the owner of `p` (`uf_partition_claim`).
+    /// Makes this node the owner of `p` (`uf_partition_claim`) by writing a
+    /// claim record: ownership follows the log, so a claim the sink refuses
+    /// (`UF_ECONFLICT`: apply what is new, then claim again) changes nothing.
     func claim(_ p: Int) throws(UniFlowError) {
         let table = try partitionTable("uf_partition_claim")
+        try refuseInsideCallbacks("uf_partition_claim")
         try checkPartitionNumber(p, table, "uf_partition_claim")
+        if let refused = writeRecord(partition: p, body: ["claim": .string(table.me.node)]) { throw refused }
         partitioning!.setOwner(table.me, of: p)
     }
 
-    /// Stops owning `p` (`uf_partition_release`): it has no owner then.
+    /// Stops owning `p` (`uf_partition_release`) by writing a release record:
+    /// it has no owner then.
     func release(_ p: Int) throws(UniFlowError) {
         let table = try partitionTable("uf_partition_release")
+        try refuseInsideCallbacks("uf_partition_release")
         try checkPartitionNumber(p, table, "uf_partition_release")
         guard table.owns(p) else {
             throw UniFlowError(.notOwner, "uf_partition_release: this node does not own \(table.name(of: p))")
         }
+        if let refused = writeRecord(partition: p, body: ["release": .string(table.me.node)]) { throw refused }
         partitioning!.setOwner(nil, of: p)
     }
 

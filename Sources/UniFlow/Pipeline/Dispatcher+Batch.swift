@@ -114,6 +114,12 @@ extension Dispatcher {
             }
         }
         hot.journaling = journaling
+        if partitioning != nil && !(committed.isEmpty && batch!.timerLines.isEmpty) {
+            let lines = recordLines(committed, timerLines: batch!.timerLines)
+            if let refused = writeRecord(partition: partitionWritten ?? partitioning!.global, body: ["lines": .array(lines)]) {
+                throw rollBack(refused, at: nil, reporting: actions.last?.header)
+            }
+        }
         if journal != nil {
             do throws(UniFlowError) {
                 try journalBatch(committed, timerLines: batch!.timerLines)
@@ -142,7 +148,7 @@ extension Dispatcher {
     }
 
     /// Puts back everything the batch changed, in reverse order.
-    private func undoBatch() {
+    func undoBatch() {
         guard let log = batch else { return }
         batch = nil
         for entry in log.undo.reversed() {
@@ -185,7 +191,7 @@ extension Dispatcher {
     }
 
     /// The batch holds: keys of the instances it ended are freed with the outer call.
-    private func commitBatch() {
+    func commitBatch() {
         guard let log = batch else { return }
         batch = nil
         for entry in log.undo {

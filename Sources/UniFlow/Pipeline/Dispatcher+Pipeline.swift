@@ -9,6 +9,11 @@ enum CommitPolicy {
     /// One action of `uf_submit_batch`: applied with undo entries
     /// (`Dispatcher.batch`), announced only once every action of the batch holds.
     case batch
+    /// An action of a partitioned dispatcher's outer call (its own or one its
+    /// cascade queued): applied with undo entries, its model bindings run at
+    /// once, its subscribers and reporter only once the call's record is
+    /// accepted by the record sink (`Partitions/Dispatcher+Records.swift`).
+    case staged
 }
 
 /// What the steps made of one action.
@@ -38,6 +43,8 @@ extension Dispatcher {
     /// applied (or, for a trigger, processed), otherwise the failure, which has
     /// been reported. `via` is released exactly once.
     func process(_ action: ResolvedAction, policy: CommitPolicy = .immediate) -> UniFlowError? {
+        // A partitioned dispatcher stages every outer call into one record.
+        if partitioning != nil && policy == .immediate { return processStaged(action) }
         var via = action.header.via
         defer { via?.release() }
         cascade.processed += 1
@@ -48,7 +55,12 @@ extension Dispatcher {
         case .triggered(let header):
             announceTrigger(header, submitting: action.extras?.submit)
         case .committed(let mutation):
-            announce(mutation)
+            if policy == .staged {
+                staging!.committed.append((mutation, registrations.nextID))
+                announceToBindings(mutation)
+            } else {
+                announce(mutation)
+            }
         }
         return nil
     }
