@@ -54,8 +54,8 @@ final class Dispatcher {
     var changes = ChangeLog()
     /// Set while a batch applies its actions: what it changes can be undone.
     var batch: BatchLog?
-    /// The clock and the timers.
-    var time: TimeRegistry
+    /// The clock and the timers (`Timers/TimerService.swift`).
+    var time: TimerService
     /// Deliveries waiting for the host's loop, and its descriptor (`Loop/HostLoop.swift`).
     var loop = HostLoop()
     /// Set while `uf_dispatcher_free` releases payloads, so their callbacks cannot submit.
@@ -78,7 +78,7 @@ final class Dispatcher {
 
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
-        time = TimeRegistry(options.clock)
+        time = TimerService(clock: options.clock, mode: options.timers)
         reporter = Reporter(level: options.reporting)
         if let path = options.journal {
             journal = JournalWriter(log: try JournalFile(path: path, sync: options.journalSync))
@@ -92,7 +92,7 @@ final class Dispatcher {
     }
 
     deinit {
-        time.store.deallocate()
+        time.deallocate()
         loop.deallocate()
         scratch.reset()
         scratch.watchText.deallocate()
@@ -229,10 +229,7 @@ final class Dispatcher {
     /// `payload_free` runs as usual; otherwise the state may be half-way through
     /// a change, and only memory is released.
     func abandonInForkedChild() {
-        if let thread = time.thread {
-            thread.abandon()
-            time.thread = nil
-        }
+        time.abandonThread()
         guard lock.tryTake() else { return }
         owner.store(UInt(uniflow_thread_id()), ordering: .relaxed)
         releaseEverything()

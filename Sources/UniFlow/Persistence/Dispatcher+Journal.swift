@@ -12,9 +12,11 @@ extension Dispatcher: JournalContext {
     var definitionCount: Int { definitions.count }
     func definitionSource(_ index: Int) -> String { definitions.source(index) }
     /// The time a journal line records: the wall clock, or the manual reading.
-    var journalTime: UInt64 { time.clock.wallClock(at: armBase) }
+    var journalTime: UInt64 { time.journalTime }
     var currentSeq: UInt64 { model.seq }
     var timerClock: DispatcherClock { time.clock }
+
+    func stateTimerName(_ place: Place, after i: Int) -> String { time.stateTimerID(place, after: i, self) }
 
     func checkTimerAction(_ action: JSONValue) throws(UniFlowError) {
         _ = try resolve(try ActionRequest.decode(action), hasVia: false)
@@ -41,8 +43,15 @@ extension Dispatcher: JournalContext {
     /// batch the line waits for the batch's own line (it is dropped if the
     /// batch rolls back, as what it describes is).
     func journalTimer(_ line: JSONObject) throws(UniFlowError) {
+        guard journal != nil else { return }
+        try journalTimer(line, at: journalTime)
+    }
+
+    /// `journalTimer` stamped `at` (what the timer service reads from its clock).
+    func journalTimer(_ line: JSONObject, at stamp: UInt64) throws(UniFlowError) {
         guard let journal else { return }
-        let line = journal.stamped(line, self)
+        var line = line
+        line["at"] = .int(Int64(stamp))
         if batch != nil {
             batch!.timerLines.append((batch!.committed, line))
             return
@@ -60,49 +69,36 @@ extension Dispatcher: JournalContext {
     /// the model and its state timers are put back and nothing else changes.
     func installJournaled(_ snapshot: ModelSnapshot, replacing before: ModelSnapshot,
                           plan: (() -> [PlannedTimer])? = nil) throws(UniFlowError) {
-        let saved = hot.journaling || plan != nil ? savedStateTimers() : []
+        let saved = hot.journaling || plan != nil ? time.savedStateTimers(self) : []
         try install(snapshot)
         let planned = plan?()
         if let planned, !planned.isEmpty {
             // Timers nothing could fire are not armed: the call fails instead.
             do throws(UniFlowError) {
-                try startTimerThreadIfNeeded()
+                try time.startThreadIfNeeded(self)
             } catch {
                 try? install(before)
-                rearm(saved)
+                time.rearm(saved, self)
                 throw error
             }
         }
         if hot.journaling, let journal {
             var timers: JSONValue? = nil
-            if let planned {
-                var serial = time.store.nextSerial
-                timers = .array(planned.map { timer in
-                    defer { serial += 1 }
-                    let dueAt = JSONValue.int(Int64(clamping: time.clock.wallClock(at: timer.deadline)))
-                    switch timer.kind {
-                    case .state(let place, let after):
-                        return ["id": .string(stateTimerName(place, after: after)), "kind": "state", "due_at": dueAt]
-                    case .api(let action, let id):
-                        return ["serial": .int(Int64(serial)), "id": id.map { .string($0) } ?? .null, "kind": "api",
-                                "ms": .int(Int64(clamping: timer.ms)), "due_at": dueAt, "action": (try? JSONParser.parse(action)) ?? .null]
-                    }
-                })
-            }
+            if let planned { timers = time.restoreLineJSON(planned, self) }
             do throws(UniFlowError) {
                 try journal.restore(model: modelJSON(), seq: model.seq, timers: timers, self)
             } catch {
                 // The room `before` needs was there a moment ago.
                 try? install(before)
-                rearm(saved)
+                time.rearm(saved, self)
                 throw error
             }
         }
         if let planned {
-            cancelAllAPITimers()
-            for timer in planned { arm(timer) }
+            time.cancelAllAPITimers(self)
+            for timer in planned { time.arm(timer, self) }
         } else {
-            armAllStateTimersAfresh()
+            time.armAllStateTimersAfresh(self)
         }
     }
 
@@ -147,29 +143,5 @@ extension Dispatcher: JournalContext {
             let failure = UniFlowError(.invalidJSON, "\(replay.name): line \(tornLine) is incomplete (no newline); skipped")
             if reportingActive { report(.dropped, action: nil, failure: failure) }
         }
-    }
-
-    /// Disarms every API timer (a replay or a snapshot restore brings its own).
-    func cancelAllAPITimers() {
-        for index in time.store.sortedLive() where !time.store.records[Int(index)].isState {
-            free(time.store.records[Int(index)].action)
-            free(time.store.records[Int(index)].id)
-            time.store.free(index)
-        }
-        time.apiIDs.removeAll()
-        noteDisarmed()
-    }
-
-    /// Arms an API timer at a given deadline (a replay, a snapshot restore).
-    func armRestoredAPITimer(action text: String, ms: UInt64, id: String?, deadline: UInt64) throws(UniFlowError) {
-        let actionText = try Memory.copy(text, for: "a timer's action")
-        let idText = try? id.map { (id) throws(UniFlowError) in try Memory.copy(id, for: "a timer's id") }
-        guard let index = try? time.store.arm(TimerRecord(deadline: deadline, ms: ms, action: actionText, id: idText ?? nil)) else {
-            free(actionText)
-            free(idText ?? nil)
-            throw Memory.outOfMemory("a timer")
-        }
-        if let id { time.apiIDs[id] = index }
-        noteArmed(deadline, timer: index)
     }
 }

@@ -31,7 +31,7 @@ extension Dispatcher {
             }
             tables.append((feature, table, payloads))
         }
-        disarmAllStateTimers()
+        time.disarmAllStateTimers(self)
         for (f, entry) in snapshot.features.enumerated() where instanceTable(of: Int32(f)) == nil {
             let slot = hot.features.pointer(f)
             slot.pointee.state = entry.state
@@ -47,5 +47,16 @@ extension Dispatcher {
         }
         changes.everything = true
         changes.any = true
+    }
+
+    /// Calls `body` for every live place whose state has timers, with its state
+    /// and their definitions, in feature registration order and then instance
+    /// creation order (what a restore plans to arm).
+    func forEachTimedPlace(_ body: (Place, _ state: Int32, [StateTimer]) -> Void) {
+        forEachPlace { place in
+            let state = self.state(at: place)
+            guard state >= 0, timerCount(of: state, in: place.feature) > 0 else { return }
+            body(place, state, stateDefinition(state, of: place.feature).timers)
+        }
     }
 }

@@ -272,7 +272,7 @@ struct JournalState {
         switch line["id"] {
         case nil, .null?: break
         case .string(let text)?:
-            do throws(UniFlowError) { try Dispatcher.checkTimerID(text, "timer") } catch {
+            do throws(UniFlowError) { try TimerService.checkTimerID(text, "timer") } catch {
                 throw UniFlowError(.schema, error.message)
             }
             id = text

@@ -1,71 +1,346 @@
 import CUniFlow
 import Glibc
 
-/// A state timer that fired: where, so that its fired line can be written once its actions ran.
-struct FiredStateTimer {
-    var id: String
-    var place: Place
-    var key: String?
-    var state: Int32
-    var after: Int32
-}
+/// What the timer service (`time`) needs of the dispatcher: the model's places
+/// and timer specs, and the sinks for what timers do.
+extension Dispatcher: TimerContext {
+    // MARK: Places
 
-/// A timer a restore or a replay arms, in the order the timers were first armed.
-struct PlannedTimer {
-    enum Kind {
-        case state(Place, after: Int)
-        /// The action's JSON text and the id (nil: anonymous).
-        case api(action: String, id: String?)
+    @inline(__always)
+    func timerField(_ place: Place) -> Int32 {
+        let feature = hot.features[Int(place.feature)]
+        if feature.instances < 0 { return feature.timers }
+        guard place.instance >= 0 else { return -1 }
+        return hot.instanceTables[Int(feature.instances)].slots[Int(place.instance)].timers
     }
-    var kind: Kind
-    var deadline: UInt64
-    var ms: UInt64
-}
-
-/// A state timer kept aside while a model is installed, by key rather than slot.
-struct SavedStateTimer {
-    var feature: Int32
-    var key: String?
-    var after: Int
-    var deadline: UInt64
-    var serial: UInt64
-}
-
-/// The deadlines of timers armed now: from the firing timer's deadline while
-/// one fires, else from now (a long delay may count from the coarse clock,
-/// `DispatcherClock.base(forDelay:)`).
-struct TimerDeadlines {
-    let clock: DispatcherClock
-    let firing: UInt64?
 
     @inline(__always)
-    func after(_ ms: UInt64) -> UInt64 { (firing ?? clock.base(forDelay: ms)) &+ ms }
+    func setTimerField(_ place: Place, _ value: Int32) {
+        let feature = hot.features.pointer(Int(place.feature))
+        if feature.pointee.instances < 0 {
+            feature.pointee.timers = value
+        } else {
+            hot.instanceTables.pointer(Int(feature.pointee.instances)).pointee.slots.pointer(Int(place.instance)).pointee.timers = value
+        }
+    }
+
+    func place(feature: Int32, key: String?) -> Place {
+        var place = Place(feature: feature)
+        if let key, let table = instanceTable(of: feature) {
+            place.instance = key.withCString { hot.instanceTables[Int(table)].find($0) }
+        }
+        return place
+    }
+
+    func forEachPlace(_ body: (Place) -> Void) {
+        for f in 0..<Int32(hot.features.count) {
+            if let table = instanceTable(of: f) {
+                hot.instanceTables[Int(table)].forEach { slot, _ in body(Place(feature: f, instance: slot)) }
+            } else {
+                body(Place(feature: f))
+            }
+        }
+    }
+
+    func placeName(_ place: Place) -> String {
+        var name = featureName(place.feature)
+        if let key = key(at: place) { name += "[\(String(cString: key))]" }
+        return name
+    }
+
+    // MARK: Timer specs
+
+    @inline(__always)
+    func timerCount(of state: Int32, in feature: Int32) -> Int {
+        let slot = hot.features.pointer(Int(feature))
+        return Int(hot.states.pointer(Int(slot.pointee.stateBase) &+ Int(state)).pointee.timerCount)
+    }
+
+    @inline(__always)
+    func timerSpecs(of state: Int32, in feature: Int32) -> Range<Int> {
+        let slot = hot.features.pointer(Int(feature))
+        // The count first: most states have no timer (a feature without timers
+        // has none at all, and no `timerSpecStarts`).
+        let count = Int(hot.states.pointer(Int(slot.pointee.stateBase) &+ Int(state)).pointee.timerCount)
+        guard count > 0 else { return 0..<0 }
+        let start = Int(hot.timerSpecStarts[Int(slot.pointee.timerSpecStarts) &+ Int(state)])
+        return start..<start &+ count
+    }
+
+    @inline(__always)
+    func timerSpec(_ index: Int) -> TimerSpec { hot.timerSpecs[index] }
+
+    // MARK: Sinks
+
+    @inline(__always)
+    var batching: Bool { batch != nil }
+
+    @inline(__always)
+    func recordUndo(_ entry: BatchLog.Undo) { batch!.undo.append(entry) }
+
+    var journaling: Bool { journal != nil }
+
+    func reportRejected(_ failure: UniFlowError, timer id: () -> String?) {
+        guard reportingActive else { return }
+        withTimerID(id()) { report(.timerRejected, action: nil, failure: failure, details: ReportDetails(timer: $0, aboutTimer: true)) }
+    }
+
+    @inline(__always)
+    func deadlinesChanged() {
+        // Without a descriptor (a host that polls `uf_loop_timeout`) there is nothing to update.
+        if loop.descriptor != nil { loop.dirty = true }
+    }
+
+    func timerThreadBody(_ thread: TimerThread) -> () -> Void {
+        // Unowned: the dispatcher outlives the thread (free joins it first), and a
+        // forked child, where the thread does not exist, must still be able to free it.
+        { [unowned self] in runTimerThread(thread) }
+    }
+
 }
 
-/// A dispatcher's time: its clock, its armed timers, and who fires them.
-struct TimeRegistry {
-    var clock: DispatcherClock
-    var store = TimerStore()
-    /// API timers armed under an id.
-    var apiIDs: [String: Int32] = [:]
-    /// The deadline of the timer being fired: timers armed meanwhile count their
-    /// delay from it, so that chains do not drift.
-    var firing: UInt64?
-    /// The library's timer thread, once a timer was armed (`"timers": "thread"`).
-    var thread: TimerThread?
-
-    init(_ kind: DispatcherClock.Kind) { clock = DispatcherClock(kind) }
-}
-
-/// Timers (`docs/time.md`): state timers declared with `after`, armed while their
-/// state lasts; API timers armed by `uf_submit_after` and `uf_dispatch_after`.
+/// The dispatcher's side of its timers, what only it can do because it runs
+/// actions: checking an API timer's action before the service arms it, firing
+/// due timers (each one an outer call through the pipeline), and the timer
+/// thread's loop, which holds the dispatcher's lock. The rest is the timer
+/// service's (`Timers/TimerService.swift`).
 extension Dispatcher {
-    /// Where delays count from: the firing timer's deadline while one fires, else now.
-    @inline(__always)
-    var armBase: UInt64 { time.firing ?? time.clock.now() }
+    // MARK: Calls the pipeline makes
 
-    /// Where delays armed now count from, as a value: a closure that read them
-    /// through the dispatcher would retain it.
+    /// A place's state changed (`TimerService.stateChanged`).
     @inline(__always)
-    var deadlines: TimerDeadlines { TimerDeadlines(clock: time.clock, firing: time.firing) }
+    func stateChanged(at place: Place, kind: MutationKind, into new: Int32, field: Int32) {
+        time.stateChanged(at: place, kind: kind, into: new, field: field, self)
+    }
+
+    /// A batch rolls back or holds (`Pipeline/Dispatcher+Batch.swift`).
+    func unarmStateTimer(_ index: Int32, at place: Place) { time.unarmStateTimer(index, at: place, self) }
+    func reviveStateTimers(at place: Place, head: Int32) { time.reviveStateTimers(at: place, head: head, self) }
+    func releaseSuspendedTimers(_ undo: [BatchLog.Undo]) { time.releaseSuspendedTimers(undo) }
+    func noteDisarmed() { time.noteDisarmed(self) }
+
+    // MARK: API timers
+
+    /// `uf_submit_after`: checks the action now, as `uf_submit` would up to its
+    /// payload, then arms it (kept as its JSON text).
+    func armAPITimer(json text: UnsafePointer<CChar>, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        // A payload_free run by uf_dispatcher_free must not arm what nobody would fire.
+        try refuseWhileClosing("uf_submit_after")
+        try JSONParser.withTree(text, levels: TimerService.maxActionDepth) { (root) throws(UniFlowError) in
+            _ = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+        }
+        try time.armAPITimer(action: String(cString: text), delay: delay, id: id, keep: keep, self)
+    }
+
+    /// `uf_dispatch_after`: checks the action now, then arms it as JSON text.
+    func armAPITimer(action a: uf_action, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
+        try refuseWhileClosing("uf_dispatch_after")
+        let action = try resolve(try DecodedAction(a), hasVia: false)
+        var object = actionDescription(action.header)
+        // The payload it carried, not the defaults it would be given: they are filled
+        // in when it fires, as for an action armed as JSON.
+        if action.header.carriesPayload, let payload = action.payload { object["payload"] = .object(payload) }
+        try time.armAPITimer(action: JSONValue.object(object).jsonText, delay: delay, id: id, keep: keep, self)
+    }
+
+    // MARK: Firing
+
+    /// Fires every timer due at or before `now`, in deadline order (arm order at
+    /// one deadline). Each firing is one outer call; the firings at one instant
+    /// count together toward `max_cascade`, past which the timers still due at
+    /// that instant are dropped. `stop` ends it between two firings. Returns
+    /// how many fired.
+    @discardableResult
+    func fireDueTimers(upTo now: UInt64, stop: (() -> Bool)? = nil) -> Int {
+        var fired = 0
+        var instant: UInt64? = nil
+        while let top = time.nextDue(upTo: now) {
+            if let stop, stop() { break }
+            if top.deadline != instant {
+                instant = top.deadline
+                cascade = CascadeState()
+            }
+            time.reach(top.deadline)
+            if cascade.processed >= options.maxCascade {
+                dropTimer(top.record)
+                continue
+            }
+            time.firing = top.deadline
+            fire(top.record)
+            fired += 1
+            time.firing = nil
+        }
+        cascade = CascadeState()
+        return fired
+    }
+
+    private func dropTimer(_ index: Int32) {
+        let failure = UniFlowError(.loop, "cascade limit of \(options.maxCascade) actions reached at one instant; timer dropped")
+        switch time.take(index, self) {
+        case .state(_, let id, _, _):
+            // Gone here, so gone after a replay too (which would otherwise arm it again).
+            try? journalTimer(["timer": "dropped", "id": .string(id)])
+            guard reportingActive else { return }
+            withTimerID(id) { report(.dropped, action: nil, failure: failure, details: ReportDetails(timer: $0, aboutTimer: true)) }
+        case .api(let text, let id, let serial):
+            try? journalTimer(["timer": "dropped", "serial": .int(Int64(serial))])
+            guard reportingActive else { return }
+            withTimerID(id) { idPointer in
+                let details = ReportDetails(timer: idPointer, aboutTimer: true)
+                // An API timer's report names its action, as `timer_fired` would have:
+                // an anonymous one has nothing else to tell it by.
+                if (try? withTimerAction(text, id: idPointer) { (action) -> Bool in
+                    report(.dropped, action: action.header, failure: failure, details: details)
+                    return true
+                }) == true {
+                    return
+                }
+                report(.dropped, action: nil, failure: failure, details: details)
+            }
+        }
+    }
+
+    /// Fires one timer, taken out of the service first (its actions may arm it
+    /// again): `timer_fired`, then its actions, processed like a submit from
+    /// outside, then the queue and the watches.
+    private func fire(_ index: Int32) {
+        switch time.take(index, self) {
+        case .state(let record, let id, let place, let key):
+            fireStateTimer(record, id: id, key: key)
+            if !queue.isEmpty { drainQueue() }
+            journalStateTimerFired(record, id: id, place: place, key: key)
+        case .api(let text, let id, let serial):
+            fireAPITimer(text, id: id)
+            try? journalTimer(["timer": "fired", "serial": .int(Int64(serial))])
+            if !queue.isEmpty { drainQueue() }
+        }
+        if changes.any { settle() }
+    }
+
+    /// A state timer's actions have run (the whole cascade). If its place is
+    /// still in the timer's state without having armed it again, the journal
+    /// says it fired, so that a replay does not arm it again; otherwise the
+    /// mutation lines already say what a replay must arm. Written after the
+    /// actions, so that a crash before it fires the timer again after replay
+    /// (at least once, as API timers).
+    private func journalStateTimerFired(_ record: TimerRecord, id: String, place: Place, key: String?) {
+        guard journal != nil, state(at: place) == record.state, self.key(at: place).map({ String(cString: $0) }) == key,
+              !time.hasArmed(after: record.after, at: place, self) else { return }
+        try? journalTimer(["timer": "fired", "id": .string(id)])
+    }
+
+    private func fireAPITimer(_ text: String, id: String?) {
+        withTimerID(id) { idPointer in
+            do throws(UniFlowError) {
+                try withTimerAction(text, id: idPointer) { action in
+                    if reportingActive { report(.timerFired, action: action.header, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+                    _ = process(action)
+                }
+            } catch {
+                if reportingActive { report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            }
+        }
+    }
+
+    /// An API timer's action, resolved from its text and marked as the timer's
+    /// (`id`: its id, nil when anonymous), for `body`, while its text lives.
+    private func withTimerAction<R>(_ text: String, id: UnsafePointer<CChar>?,
+                                    _ body: (ResolvedAction) -> R) throws(UniFlowError) -> R {
+        try text.withCName { (c) throws(UniFlowError) in
+            try JSONParser.withTree(c!) { (root) throws(UniFlowError) in
+                var action = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+                action.header.byTimer = true
+                action.header.timer = id
+                return body(action)
+            }
+        }
+    }
+
+    private func fireStateTimer(_ record: TimerRecord, id: String, key: String?) {
+        let timer = stateDefinition(record.state, of: record.feature).timers[Int(record.after)]
+        var timerObject: JSONObject = ["id": .string(id), "feature": .string(featureName(record.feature)),
+                                       "state": .string(stateName(record.state, feature: record.feature))]
+        if let key { timerObject["key"] = .string(key) }
+        timerObject["ms"] = .int(Int64(clamping: record.ms))
+        id.withCString { idPointer in
+            if reportingActive { report(.timerFired, action: nil, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            let data = ruleData(["model": lazyModel(), "timer": JSValue(wrapping: .object(timerObject))])
+            do throws(UniFlowError) {
+                var actions = try templateActions(timer.compiled, data: data, ownFeature: key.map { _ in record.feature },
+                                                  ownKey: key, path: "submit")
+                for i in actions.indices {
+                    actions[i].header.byTimer = true
+                    actions[i].header.timer = try ActionExtras.make(&actions[i].extras).own(id)
+                }
+                for action in actions { queue.append(action) }
+            } catch {
+                if reportingActive { report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
+            }
+        }
+    }
+
+    /// `uf_clock_advance`: fires, in deadline order, every timer due by the
+    /// manual clock plus `ms`, the clock reading each one's deadline while it
+    /// fires, then sets the clock to the end.
+    func advanceClock(by ms: UInt64) throws(UniFlowError) {
+        guard time.clock.kind == .manual else {
+            throw UniFlowError(.misuse, "uf_clock_advance needs a dispatcher made with \"clock\": \"manual\"")
+        }
+        try refuseInsideCallbacks("uf_clock_advance")
+        try exclusive { () throws(UniFlowError) in
+            let end = try time.manualEnd(advancingBy: ms)
+            fireDueTimers(upTo: end)
+            time.clock.manual = end
+        }
+    }
+
+    // MARK: The timer thread
+
+    /// The thread's loop: it holds the lock except while it sleeps, and fires as
+    /// any caller processes (owner of the dispatcher, callbacks re-entrant).
+    private func runTimerThread(_ thread: TimerThread) {
+        _ = lock.take()
+        let stopRequested = { thread.stopRequested.load(ordering: .relaxed) }
+        while !thread.stopping && !stopRequested() {
+            switch time.nextThreadStep(thread) {
+            case .sleep(let deadline):
+                sleep(thread, until: deadline)
+            case .fire(let now):
+                becomeOwner()
+                fireDueTimers(upTo: now, stop: stopRequested)
+                finishOuterCall()
+                resignOwner()
+            }
+        }
+        lock.release()
+    }
+
+    /// Lets go of the lock while the timer thread sleeps; a wake-up that comes
+    /// after the thread last looked at its timers ends the sleep at once.
+    private func sleep(_ thread: TimerThread, until deadline: timespec?) {
+        let seen = thread.wakeCount
+        lock.release()
+        thread.sleep(unlessWokenSince: seen, until: deadline)
+        _ = lock.take()
+    }
+
+    /// Stops the timer thread and waits for a firing under way; nothing fires
+    /// after. The request comes before the lock, so that timers falling due
+    /// while that firing runs are not fired before the thread lets go.
+    func stopTimerThread() {
+        guard let thread = time.thread else { return }
+        thread.stopRequested.store(true, ordering: .relaxed)
+        _ = lock.take()
+        thread.stopping = true
+        thread.wake()
+        lock.release()
+        thread.join()
+        time.thread = nil
+    }
+}
+
+/// Runs `body` with a timer id as a C string (nil: anonymous).
+private func withTimerID<R>(_ id: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let id else { return body(nil) }
+    return id.withCString { body($0) }
 }
