@@ -19,6 +19,7 @@ public func uf_partition_of(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>
 @c @implementation
 public func uf_partition_claim(_ d: OpaquePointer?, _ p: UInt32) -> Int32 {
     withDispatcher(d, "uf_partition_claim") { (dispatcher) throws(UniFlowError) in
+        try dispatcher.refuseInsideCallbacks("uf_partition_claim")
         try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.claim(Int(p)) }
         return .ok
     }
@@ -27,6 +28,7 @@ public func uf_partition_claim(_ d: OpaquePointer?, _ p: UInt32) -> Int32 {
 @c @implementation
 public func uf_partition_release(_ d: OpaquePointer?, _ p: UInt32) -> Int32 {
     withDispatcher(d, "uf_partition_release") { (dispatcher) throws(UniFlowError) in
+        try dispatcher.refuseInsideCallbacks("uf_partition_release")
         try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.release(Int(p)) }
         return .ok
     }
@@ -79,6 +81,7 @@ public func uf_record_version(_ r: OpaquePointer?, _ v: UnsafeMutablePointer<UIn
 public func uf_record_apply(_ d: OpaquePointer?, _ record_json: UnsafePointer<CChar>?) -> Int32 {
     withDispatcher(d, "uf_record_apply") { (dispatcher) throws(UniFlowError) in
         let text = try required(record_json, "uf_record_apply", "record_json")
+        try dispatcher.refuseInsideCallbacks("uf_record_apply")
         try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.applyRecord(text) }
         return .ok
     }

@@ -52,7 +52,6 @@ extension Dispatcher {
     /// (`UF_ECONFLICT`: apply what is new, then claim again) changes nothing.
     func claim(_ p: Int) throws(UniFlowError) {
         let table = try partitionTable("uf_partition_claim")
-        try refuseInsideCallbacks("uf_partition_claim")
         try checkPartitionNumber(p, table, "uf_partition_claim")
         if let refused = writeRecord(partition: p, body: ["claim": .string(table.me.node)]) { throw refused }
         partitioning!.setOwner(table.me, of: p)
@@ -62,7 +61,6 @@ extension Dispatcher {
     /// it has no owner then.
     func release(_ p: Int) throws(UniFlowError) {
         let table = try partitionTable("uf_partition_release")
-        try refuseInsideCallbacks("uf_partition_release")
         try checkPartitionNumber(p, table, "uf_partition_release")
         guard table.owns(p) else {
             throw UniFlowError(.notOwner, "uf_partition_release: this node does not own \(table.name(of: p))")

@@ -21,7 +21,6 @@ extension Dispatcher {
 
     func applyRecord(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
         let table = try partitionTable("uf_record_apply")
-        try refuseInsideCallbacks("uf_record_apply")
         let json = try JSONParser.parse(text)
         guard let record = json.objectValue else {
             throw UniFlowError(.schema, "a record must be an object, got \(json.jsonTypeName)")

@@ -1,0 +1,297 @@
+import CUniFlow
+import Glibc
+import Testing
+@testable import UniFlow
+
+/// A log that keeps each partition's records in order and accepts a record
+/// only when its version follows the partition's last, as JetStream's
+/// expected-last-sequence check does.
+final class TestLog {
+    var records: [Int: [String]] = [:]
+    /// Set to refuse the next record with this status.
+    var refuseNext: Int32?
+
+    func offer(_ text: String, partition p: Int, version: UInt64) -> Int32 {
+        if let status = refuseNext {
+            refuseNext = nil
+            return status
+        }
+        guard version == UInt64(records[p, default: []].count + 1) else { return UF_ECONFLICT }
+        records[p, default: []].append(text)
+        return UF_OK
+    }
+
+    /// Every record, partition by partition, in version order.
+    var all: [String] { records.keys.sorted().flatMap { records[$0]! } }
+}
+
+/// A node: a partitioned dispatcher whose sink writes to a shared test log.
+final class Node {
+    let h: Harness
+    let log: TestLog
+    /// How many records of each partition this node has applied from the log.
+    var applied: [Int: Int] = [:]
+
+    init(_ name: String, log: TestLog, partitions: Int = 4, _ definitions: String...) {
+        h = Harness(options: #"{"partitions": \#(partitions), "node": "\#(name)", "clock": "manual"}"#)
+        for definition in definitions { precondition(uf_register(h.d, definition) == UF_OK, h.lastError) }
+        self.log = log
+        let box = Box<(OpaquePointer) -> Int32>({ [unowned log] r in
+            var p: UInt32 = 0
+            var v: UInt64 = 0
+            precondition(uf_record_partition(r, &p) == UF_OK && uf_record_version(r, &v) == UF_OK)
+            return log.offer(String(cString: uf_record_json(r)), partition: Int(p), version: v)
+        }, freed: FreeCounter())
+        precondition(uf_record_sink(h.d, { r, payload in
+            Unmanaged<Box<(OpaquePointer) -> Int32>>.fromOpaque(payload!).takeUnretainedValue().value(r!)
+        }, Unmanaged.passRetained(box).toOpaque(), releaseBox) == UF_OK)
+    }
+
+    /// Applies what the log has that this node has not applied yet (its own
+    /// records included: duplicates change nothing).
+    @discardableResult
+    func catchUp() -> Int32 {
+        for (p, records) in log.records {
+            for i in applied[p, default: 0]..<records.count {
+                let status = uf_record_apply(h.d, records[i])
+                if status != UF_OK { return status }
+                applied[p] = i + 1
+            }
+        }
+        return UF_OK
+    }
+
+    var partitions: String {
+        var out: UnsafeMutablePointer<CChar>?
+        precondition(uf_partitions_get(h.d, &out) == UF_OK)
+        defer { uf_free(out) }
+        return String(cString: out!)
+    }
+}
+
+@Suite struct Records {
+    static let download = #"""
+    {"feature": "Download", "instances": "keyed",
+     "states": {"Queued": {}, "Running": {"fields": {"progress": "number"}}, "Done": {}},
+     "bindings": [{"when": "TransitionInto<Download.Done>",
+                   "then": {"submit": [{"kind": "deinitialize", "feature": "Download"}]}}]}
+    """#
+    static let counter = #"{"feature": "Counter", "states": {"Idle": {}, "Busy": {}}}"#
+
+    func json(_ text: String) -> JSONObject { try! JSONParser.parse(text).objectValue! }
+
+    @Test func anOuterCallIsOneRecordWithItsCascade() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Download", "key": "a", "into": "Queued"}"#) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Download", "key": "a", "into": "Done", "id": "finish"}"#) == UF_OK)
+        let records = log.records[0]!
+        #expect(records.count == 3)
+        let claim = json(records[0])
+        #expect(claim["claim"] == .string("a"))
+        #expect(claim["version"] == .int(1))
+        #expect(claim["prev"] == .null)
+        #expect(claim["partitions"] == .int(4))
+        #expect(claim["partition"] == .int(0))
+        #expect(claim["incarnation"]?.stringValue?.utf8.count == 16)
+        let third = json(records[2])
+        #expect(third["version"] == .int(3))
+        #expect(third["prev"] == .string(FNV1a.hex(FNV1a.hash32(records[1].utf8))))
+        // The transition and the deinitialization its binding queued.
+        guard case .array(let lines)? = third["lines"] else { Issue.record("no lines"); return }
+        #expect(lines.count == 2)
+        #expect(lines[0].objectValue?["kind"] == .string("transition"))
+        #expect(lines[0].objectValue?["action"]?.objectValue?["id"] == .string("finish"))
+        #expect(lines[1].objectValue?["kind"] == .string("deinitialization"))
+        #expect(a.h.state == "{}")
+    }
+
+    @Test func aFollowerEndsWithTheWritersModelAndSeesTheSameMutations() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        let b = Node("b", log: log, Self.download, Self.counter)
+        let seenByA = a.h.record()
+        var seenByB: [String] = []
+        var foreign: [Int32] = []
+        b.h.subscribe(nil) { m in
+            seenByB.append(String(cString: uf_mutation_json(m)))
+            foreign.append(uf_mutation_foreign(m))
+            return 0
+        }
+        for p: UInt32 in [0, 1, 4] { #expect(uf_partition_claim(a.h.d, p) == UF_OK) }
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Download", "key": "b", "into": "Queued"}"#) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Download", "key": "b", "into": "Running", "payload": {"progress": 5}}"#) == UF_OK)
+        #expect(b.catchUp() == UF_OK)
+        #expect(b.h.state == a.h.state)
+        // The same JSON but for "seq"; across partitions the order may differ
+        // (nothing is promised there), within one it is the writer's.
+        func withoutSeq(_ list: [String]) -> [String] {
+            list.map { text in
+                var object = try! JSONParser.parse(text).objectValue!
+                object["seq"] = nil
+                return JSONValue.object(object).jsonText
+            }
+        }
+        #expect(withoutSeq(seenByB).sorted() == withoutSeq(seenByA.mutations).sorted())
+        #expect(withoutSeq(seenByB).filter { $0.contains("Download") } == withoutSeq(seenByA.mutations).filter { $0.contains("Download") })
+        #expect(foreign == [1, 1, 1])
+        #expect(b.partitions.contains(#"{"p":1,"version":3,"owner":"a","mine":false}"#))
+        #expect(b.partitions.contains(#"{"p":4,"version":2,"owner":"a","mine":false}"#))
+        // A follower does not own what it applied.
+        #expect(b.h.submit(#"{"kind": "transition", "feature": "Counter", "into": "Busy"}"#) == UF_ENOTOWNER)
+        #expect(b.h.lastError == "Counter lives in the global partition (4), owned by node 'a'")
+    }
+
+    @Test func aRefusedRecordChangesNothingAnywhere() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 4) == UF_OK)
+        a.h.captureReports()
+        let seen = a.h.record()
+        log.refuseNext = UF_EUNAVAILABLE
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_EUNAVAILABLE)
+        #expect(a.h.lastError == "the log did not answer for the record of the global partition (4) at version 2: its outcome is unknown until the log is read")
+        #expect(a.h.state == "{}")
+        #expect(seen.mutations.isEmpty)
+        #expect(a.h.reports.count == 1)
+        #expect(a.h.reports[0].contains(#""status":"UF_EUNAVAILABLE""#))
+        #expect(a.partitions.contains(#"{"p":4,"version":1,"owner":"a","mine":true}"#))
+        log.refuseNext = UF_ECONFLICT
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_ECONFLICT)
+        #expect(a.h.lastError == "the log refused the record of the global partition (4) at version 2: another record got there first")
+        log.refuseNext = 7
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_ECALLBACK)
+        #expect(a.h.lastError == "the record sink failed (returned 7) for the record of the global partition (4) at version 2")
+        #expect(a.h.state == "{}")
+        // And then it goes through.
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_OK)
+        #expect(seen.mutations.count == 1)
+        #expect(log.records[4]!.count == 2)
+    }
+
+    @Test func subscribersHearOfACallOnlyOnceItsRecordIsAccepted() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        var heard = 0
+        var recordsWhenHeard: [Int] = []
+        a.h.subscribe(nil) { _ in
+            heard += 1
+            recordsWhenHeard.append(log.records[0]!.count)
+            return 0
+        }
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Download", "key": "a", "into": "Queued"}"#) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Download", "key": "a", "into": "Done"}"#) == UF_OK)
+        #expect(heard == 3)
+        #expect(recordsWhenHeard == [2, 3, 3])
+    }
+
+    @Test func aStaleOwnerGetsAConflictAndThenLearnsItIsNoOwner() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        let b = Node("b", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 4) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_OK)
+        // b takes over after reading the log; a has not seen b's claim yet.
+        #expect(b.catchUp() == UF_OK)
+        #expect(uf_partition_claim(b.h.d, 4) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Counter", "into": "Busy"}"#) == UF_ECONFLICT)
+        #expect(a.h.state == #"{"Counter":{"state":"Idle","payload":{}}}"#)
+        #expect(a.catchUp() == UF_OK)
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Counter", "into": "Busy"}"#) == UF_ENOTOWNER)
+        #expect(a.h.lastError == "Counter lives in the global partition (4), owned by node 'b'")
+        #expect(b.h.submit(#"{"kind": "transition", "feature": "Counter", "into": "Busy"}"#) == UF_OK)
+        #expect(a.catchUp() == UF_OK)
+        #expect(a.h.state == #"{"Counter":{"state":"Busy","payload":{}}}"#)
+    }
+
+    @Test func aNodeRestartedUnderTheSameNameIsAnotherOwner() {
+        let log = TestLog()
+        let first = Node("a", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(first.h.d, 4) == UF_OK)
+        let second = Node("a", log: log, Self.download, Self.counter)
+        #expect(second.catchUp() == UF_OK)
+        #expect(second.partitions.contains(#"{"p":4,"version":1,"owner":"a","mine":false}"#))
+        #expect(second.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_ENOTOWNER)
+    }
+
+    @Test func applyingTakesDuplicatesAndRefusesGapsAndForeignHistories() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        let b = Node("b", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 4) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Counter", "into": "Busy"}"#) == UF_OK)
+        let records = log.records[4]!
+        #expect(uf_record_apply(b.h.d, records[1]) == UF_EGAP)
+        #expect(b.h.lastError == "the record of the global partition (4) at version 2 comes before the ones it follows: this node has applied up to version 0")
+        #expect(b.h.state == "{}")
+        #expect(uf_record_apply(b.h.d, records[0]) == UF_OK)
+        #expect(uf_record_apply(b.h.d, records[0]) == UF_OK)
+        #expect(uf_record_apply(b.h.d, records[1]) == UF_OK)
+        #expect(uf_record_apply(b.h.d, records[1]) == UF_OK)
+        #expect(b.h.state == #"{"Counter":{"state":"Idle","payload":{}}}"#)
+        // A record 3 that follows another history than this node's.
+        var diverged = json(records[2])
+        diverged["prev"] = .string("00000000")
+        #expect(uf_record_apply(b.h.d, JSONValue.object(diverged).jsonText) == UF_ECONFLICT)
+        #expect(b.h.lastError.hasSuffix("the log's history diverged"))
+        #expect(b.h.state == #"{"Counter":{"state":"Idle","payload":{}}}"#)
+        #expect(uf_record_apply(b.h.d, records[2]) == UF_OK)
+        #expect(b.h.state == a.h.state)
+    }
+
+    @Test(arguments: [
+        ("[1]", UF_ESCHEMA, "a record must be an object, got array"),
+        ("{", UF_EJSON, "line 1, column 1: string or '}' expected near end of file"),
+        (#"{"version": 1}"#, UF_ESCHEMA, #"not a record: "uniflow_record": 1 is missing"#),
+        (#"{"uniflow_record": 1, "fingerprint": "0000000000000000"}"#, UF_ESCHEMA, "the record was written for other definitions"),
+    ])
+    func malformedRecordsAreRefused(text: String, status: Int32, message: String) {
+        let b = Node("b", log: TestLog(), Self.download, Self.counter)
+        #expect(uf_record_apply(b.h.d, text) == status)
+        #expect(b.h.lastError.hasPrefix(message))
+        #expect(b.h.state == "{}")
+    }
+
+    @Test func aRecordOfAnotherShapeOfModelIsRefused() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 4) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_OK)
+        let b = Node("b", log: TestLog(), partitions: 8, Self.download, Self.counter)
+        #expect(uf_record_apply(b.h.d, log.records[4]![0]) == UF_ESCHEMA)
+        #expect(b.h.lastError == "the record was written with 4 partitions, this dispatcher has 8")
+        let c = Node("c", log: TestLog(), Self.counter)
+        #expect(uf_record_apply(c.h.d, log.records[4]![0]) == UF_ESCHEMA)
+        #expect(c.h.lastError.hasPrefix("the record was written for other definitions"))
+        // A line that does not fit this node's copy changes nothing at all.
+        var record = json(log.records[4]![1])
+        record["version"] = .int(1)
+        record["prev"] = .null
+        record["lines"] = .array([record["lines"]!.arrayValue![0], record["lines"]!.arrayValue![0]])
+        let d = Node("d", log: TestLog(), Self.download, Self.counter)
+        #expect(uf_record_apply(d.h.d, JSONValue.object(record).jsonText) == UF_ESCHEMA)
+        #expect(d.h.lastError == "lines[1]: Counter is already initialized on this node")
+        #expect(d.h.state == "{}")
+        #expect(d.partitions.contains(#"{"p":4,"version":0,"owner":null,"mine":false}"#))
+    }
+
+    @Test func applyingInsideACallbackIsMisuse() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.download, Self.counter)
+        #expect(uf_partition_claim(a.h.d, 4) == UF_OK)
+        var status: Int32 = 0
+        var claim: Int32 = 0
+        a.h.subscribe(nil) { m in
+            status = uf_record_apply(uf_mutation_dispatcher(m), log.records[4]![0])
+            claim = uf_partition_claim(uf_mutation_dispatcher(m), 0)
+            return 0
+        }
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#) == UF_OK)
+        #expect(status == UF_EMISUSE)
+        #expect(claim == UF_EMISUSE)
+    }
+}
