@@ -294,4 +294,46 @@ final class Node {
         #expect(status == UF_EMISUSE)
         #expect(claim == UF_EMISUSE)
     }
+
+    static let stalling = #"""
+    {"feature": "Job", "instances": "keyed",
+     "states": {"Running": {"after": [{"ms": 30000, "submit": [{"kind": "transition", "feature": "Job", "into": "Stalled"}]}]},
+                "Stalled": {}}}
+    """#
+
+    func timers(_ h: Harness) -> String {
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_timers_get(h.d, &out) == UF_OK)
+        defer { uf_free(out) }
+        return String(cString: out!)
+    }
+
+    @Test func onlyTheOwnerFiresAndANewOwnerFiresAnOverdueTimerOnce() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.stalling)
+        let b = Node("b", log: log, Self.stalling)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Job", "key": "a", "into": "Running"}"#) == UF_OK)
+        #expect(b.catchUp() == UF_OK)
+        // Every node keeps the timer, with its partition.
+        #expect(timers(b.h) == #"[{"id":"Job[a].Running.after[0]","due_in_ms":30000,"ms":30000,"p":0}]"#)
+        // Due on b, which does not own partition 0: it waits.
+        #expect(uf_clock_advance(b.h.d, 31000) == UF_OK)
+        #expect(b.h.state == #"{"Job":{"a":{"state":"Running","payload":{}}}}"#)
+        #expect(log.records[0]!.count == 2)
+        // a is gone; b takes partition 0 over, and the overdue timer fires once.
+        #expect(uf_partition_claim(b.h.d, 0) == UF_OK)
+        #expect(uf_clock_advance(b.h.d, 0) == UF_OK)
+        #expect(b.h.state == #"{"Job":{"a":{"state":"Stalled","payload":{}}}}"#)
+        #expect(uf_clock_advance(b.h.d, 60000) == UF_OK)
+        #expect(log.records[0]!.count == 4)
+        let fired = try! JSONParser.parse(log.records[0]![3]).objectValue!
+        #expect(fired["node"] == .string("b"))
+        #expect(fired["lines"]?.arrayValue?.first?.objectValue?["state"] == .string("Stalled"))
+        // The old owner's own firing is refused by the log: nothing doubles.
+        #expect(uf_clock_advance(a.h.d, 31000) == UF_OK)
+        #expect(log.records[0]!.count == 4)
+        #expect(a.catchUp() == UF_OK)
+        #expect(a.h.state == b.h.state)
+    }
 }

@@ -70,7 +70,9 @@ public func uf_timer_cancel(_ d: OpaquePointer?, _ timer_id: UnsafePointer<CChar
 public func uf_timers_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withDispatcher(d, "uf_timers_get") { (dispatcher) throws(UniFlowError) in
         let out = try required(out_json, "uf_timers_get", "out_json")
-        try give(dispatcher.exclusive { dispatcher.time.listJSON(dispatcher).jsonText }, to: out)
+        try give(dispatcher.exclusive {
+            dispatcher.time.listJSON(dispatcher, partition: dispatcher.partitioning == nil ? nil : dispatcher.timerPartition).jsonText
+        }, to: out)
         return .ok
     }
 }

@@ -55,6 +55,7 @@ extension Dispatcher {
         try checkPartitionNumber(p, table, "uf_partition_claim")
         if let refused = writeRecord(partition: p, body: ["claim": .string(table.me.node)]) { throw refused }
         partitioning!.setOwner(table.me, of: p)
+        fileTimersAwaitingOwner()
     }
 
     /// Stops owning `p` (`uf_partition_release`) by writing a release record:
@@ -88,5 +89,44 @@ extension Dispatcher {
         guard p >= 0 && p <= table.global else {
             throw UniFlowError(.invalidArgument, "\(function): no partition \(p) (partitions 0 to \(table.count - 1), and \(table.global), the global one)")
         }
+    }
+}
+
+/// A partition's timers (docs/scale-out.md): every node keeps them armed as the
+/// records arm them, and only the owner fires them.
+extension Dispatcher {
+    /// The partition a timer belongs to: its place's (a state timer), or its
+    /// action's (an API timer).
+    func timerPartition(_ index: Int32) -> Int {
+        let table = partitioning!
+        let record = time.store.records[Int(index)]
+        if record.isState {
+            return table.partition(ofKey: key(at: Place(feature: record.feature, instance: record.instance)))
+        }
+        guard let text = record.action, let action = try? JSONParser.parse(text).objectValue else { return table.global }
+        return table.partition(ofKey: action["key"]?.stringValue)
+    }
+
+    func ownsTimer(_ index: Int32) -> Bool { partitioning!.owns(timerPartition(index)) }
+
+    /// After a claim: the timers that waited for an owner of `p` are filed
+    /// again, so that the overdue ones fire at the next chance (once each).
+    func fileTimersAwaitingOwner() {
+        guard !time.awaitingOwner.isEmpty else { return }
+        var still: [(index: Int32, generation: UInt32)] = []
+        for entry in time.awaitingOwner {
+            let record = time.store.records[Int(entry.index)]
+            guard record.generation == entry.generation, record.alive else { continue }
+            guard ownsTimer(entry.index) else {
+                still.append(entry)
+                continue
+            }
+            if (try? time.store.fileAgain(entry.index, generation: entry.generation)) == true {
+                time.noteArmed(record.deadline, timer: entry.index, self)
+            } else {
+                still.append(entry)
+            }
+        }
+        time.awaitingOwner = still
     }
 }

@@ -160,6 +160,12 @@ extension Dispatcher {
                 instant = top.deadline
                 cascade = CascadeState()
             }
+            if partitioning != nil && !ownsTimer(top.record) {
+                // Only the owner fires a partition's timers: this one waits for a claim.
+                time.store.setAsideTop()
+                time.awaitingOwner.append((top.record, top.generation))
+                continue
+            }
             time.reach(top.deadline)
             if cascade.processed >= options.maxCascade {
                 dropTimer(top.record)
