@@ -336,4 +336,62 @@ final class Node {
         #expect(a.catchUp() == UF_OK)
         #expect(a.h.state == b.h.state)
     }
+
+    static let job = #"""
+    {"feature": "Job", "instances": "keyed", "states": {"Queued": {}, "Done": {}}}
+    """#
+    static let jobs = #"""
+    {"feature": "Jobs", "states": {"Counting": {"fields": {"done": {"type": "integer", "default": 0}}}},
+     "bindings": [{"scenario": "count every finished job once",
+                   "when": "TransitionInto<Job.Done>",
+                   "then": {"submit": [{"kind": "actualize", "feature": "Jobs", "in": "Counting",
+                                        "payload": {"done": {"$": {"+": [{"var": "model.Jobs.payload.done"}, 1]}}}}]}}]}
+    """#
+
+    func done(_ node: Node) -> String { node.h.feature("Jobs") ?? "absent" }
+
+    @Test func anAggregateCountsEachInstanceOfEveryPartitionOnceAcrossAFailoverOfItsHome() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.job, Self.jobs)
+        let b = Node("b", log: log, Self.job, Self.jobs)
+        for p: UInt32 in [0, 1, 4] { #expect(uf_partition_claim(a.h.d, p) == UF_OK) }
+        #expect(b.catchUp() == UF_OK)
+        for p: UInt32 in [2, 3] { #expect(uf_partition_claim(b.h.d, p) == UF_OK) }
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Jobs", "into": "Counting"}"#) == UF_OK)
+        // Keys of every partition: "a" 0, "b" 1, "c" 2, "d" 3, "e" 0, "x" 3, "y" 0, "z" 1.
+        func finish(_ key: String, at only: Node? = nil) {
+            let owner = only ?? ([0, 1].contains(Int(FNV1a.hash32(key.utf8) % 4)) ? a : b)
+            #expect(owner.h.submit(#"{"kind": "initialize", "feature": "Job", "key": "\#(key)", "into": "Queued"}"#) == UF_OK)
+            #expect(owner.h.submit(#"{"kind": "transition", "feature": "Job", "key": "\#(key)", "into": "Done"}"#) == UF_OK)
+        }
+        for key in ["a", "b", "c", "d"] { finish(key) }
+        // a counts its own at once, and b's once it has their records.
+        #expect(done(a) == #"{"state":"Counting","payload":{"done":2}}"#)
+        #expect(a.catchUp() == UF_OK)
+        #expect(done(a) == #"{"state":"Counting","payload":{"done":4}}"#)
+        // The binding ran at a, the global partition's owner, not at b.
+        #expect(b.catchUp() == UF_OK)
+        #expect(done(b) == #"{"state":"Counting","payload":{"done":4}}"#)
+        // More work; b has it all, a dies before reading b's last records.
+        for key in ["e", "x", "y"] { finish(key) }
+        #expect(b.catchUp() == UF_OK)
+        // b takes the global partition over and resumes where a's records left off.
+        #expect(uf_partition_claim(b.h.d, 4) == UF_OK)
+        #expect(done(b) == #"{"state":"Counting","payload":{"done":7}}"#)
+        for p: UInt32 in [0, 1] { #expect(uf_partition_claim(b.h.d, p) == UF_OK) }
+        finish("z", at: b)
+        #expect(done(b) == #"{"state":"Counting","payload":{"done":8}}"#)
+        // Every global record says how far the runs came.
+        let last = try! JSONParser.parse(log.records[4]!.last!).objectValue!
+        #expect(last["after"]?.objectValue?["1"] == .int(Int64(log.records[1]!.count)))
+        // A fresh node reading the whole log ends with the same count, running nothing itself.
+        let c = Node("c", log: log, Self.job, Self.jobs)
+        #expect(c.catchUp() == UF_OK)
+        #expect(done(c) == done(b))
+        // Instances of different partitions may be made in another order on each node.
+        let jobsOfB = try! JSONParser.parse(b.h.feature("Job")!).objectValue!
+        let jobsOfC = try! JSONParser.parse(c.h.feature("Job")!).objectValue!
+        #expect(Set(jobsOfB.map(\.key)) == Set(jobsOfC.map(\.key)))
+        for (key, value) in jobsOfB { #expect(jobsOfC[key] == value) }
+    }
 }

@@ -68,6 +68,8 @@ final class Dispatcher {
     /// The partition the current outer call writes, once its first action
     /// passed the ownership step: the rest of its cascade must stay there.
     var partitionWritten: Int?
+    /// Bindings across partitions: what the global partition's owner runs them over.
+    var homes = HomeBindings()
     /// The outer call being staged into a record (partitioned dispatchers).
     var staging: StagedCall?
     /// While a record's mutation is announced: the action object its line

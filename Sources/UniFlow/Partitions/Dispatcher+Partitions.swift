@@ -53,9 +53,15 @@ extension Dispatcher {
     func claim(_ p: Int) throws(UniFlowError) {
         let table = try partitionTable("uf_partition_claim")
         try checkPartitionNumber(p, table, "uf_partition_claim")
+        if p == table.global {
+            // The first claim ever of the global partition: its bindings run over
+            // what comes after what this node has applied.
+            homes.start(at: Dictionary(uniqueKeysWithValues: (0..<table.count).map { ($0, table[$0].version) }))
+        }
         if let refused = writeRecord(partition: p, body: ["claim": .string(table.me.node)]) { throw refused }
         partitioning!.setOwner(table.me, of: p)
         fileTimersAwaitingOwner()
+        runHomeBindings()
     }
 
     /// Stops owning `p` (`uf_partition_release`) by writing a release record:

@@ -61,6 +61,10 @@ extension Dispatcher {
             throw UniFlowError(.conflict, "the record of \(table.name(of: p)) at version \(version) follows \(record["prev"]?.jsonText ?? "nothing"), but the last one applied here hashes to \(expectedPrev.jsonText): the log's history diverged")
         }
         let hash = FNV1a.hash32(cString: text)
+        let after = HomeBindings.parse(record["after"])
+        if p == table.global, record["after"] != nil, after == nil {
+            throw UniFlowError(.schema, "'after': expected an object of partitions' versions, got \(record["after"]!.jsonText)")
+        }
         if record["claim"] != nil || record["release"] != nil {
             guard record["claim"]?.stringValue == node || record["release"]?.stringValue == node else {
                 throw UniFlowError(.schema, "a claim or release must name the record's node '\(node)'")
@@ -68,6 +72,7 @@ extension Dispatcher {
             partitioning!.advance(p, to: version, hash: hash)
             let claimed = record["claim"] != nil
             partitioning!.setOwner(claimed ? PartitionTable.Owner(node: node, incarnation: incarnation) : nil, of: p)
+            if p == table.global, let after { homes.committed(after) }
             return
         }
         guard case .array(let lines) = try field(record, "lines") else {
@@ -75,7 +80,11 @@ extension Dispatcher {
         }
         let mutations = try checkedLines(lines, partition: p, table: table)
         partitioning!.advance(p, to: version, hash: hash)
-        for mutation in mutations { try install(mutation) }
+        var kept: [HomeBindings.Mutation] = []
+        for mutation in mutations { kept.append(try install(mutation)) }
+        if p == table.global, let after { homes.committed(after) }
+        keepForHome(p, version: version, kept)
+        runHomeBindings()
     }
 
     private func field(_ record: JSONObject, _ key: String) throws(UniFlowError) -> JSONValue {
@@ -143,9 +152,10 @@ extension Dispatcher {
         }
     }
 
-    /// Installs one checked mutation and tells subscribers and watches.
-    private func install(_ mutation: ForeignMutation) throws(UniFlowError) {
-        try withOptionalCString(mutation.key) { (key) throws(UniFlowError) in
+    /// Installs one checked mutation and tells subscribers and watches; returns
+    /// it as bindings across partitions keep it.
+    private func install(_ mutation: ForeignMutation) throws(UniFlowError) -> HomeBindings.Mutation {
+        try withOptionalCString(mutation.key) { (key) throws(UniFlowError) -> HomeBindings.Mutation in
             var header = ActionHeader(kind: Self.actionKind(of: mutation.kind), feature: mutation.feature)
             header.key = key
             header.into = mutation.state
@@ -157,6 +167,7 @@ extension Dispatcher {
             foreignAction = mutation.action
             defer { foreignAction = nil }
             announceToObservers(committed, subscribedBefore: registrations.nextID)
+            return homeMutation(committed, action: mutation.action)
         }
     }
 

@@ -36,9 +36,11 @@ extension Dispatcher {
         hot.journaling = false
         batch = BatchLog(seq: model.seq)
         staging = staged
+        partitionWritten = nil
         var failure = process(action, policy: .staged)
         drainQueue()
         if let refused = sealStaged(action.header) { failure = refused }
+        runHomeBindings()
         // What observers queued runs after what was queued before this call.
         while let next = queue.popFirst() { earlier.append(next) }
         swap(&earlier, &queue)
@@ -74,6 +76,7 @@ extension Dispatcher {
             return failure
         }
         commitBatch()
+        keepForHome(p, version: partitioning![p].version, staged.committed.map { homeMutation($0.mutation) })
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
         return nil
@@ -102,7 +105,9 @@ extension Dispatcher {
     /// Writes the next record of partition `p` (`body`: its lines, or a claim
     /// or release) through the sink; on acceptance the partition's version and
     /// hash move on. Returns the sink's refusal, which changes nothing.
-    func writeRecord(partition p: Int, body: JSONObject) -> UniFlowError? {
+    /// A record of the global partition carries `after` (`HomeBindings`), with
+    /// `covering` when it is a run over another partition's record.
+    func writeRecord(partition p: Int, body: JSONObject, covering: (partition: Int, version: UInt64)? = nil) -> UniFlowError? {
         let table = partitioning!
         let version = table[p].version &+ 1
         var record: JSONObject = ["uniflow_record": 1, "fingerprint": .string(JournalWriter.fingerprint(self)),
@@ -112,7 +117,8 @@ extension Dispatcher {
                                   "node": .string(table.me.node), "incarnation": .string(table.me.incarnation),
                                   "at": .int(Int64(journalTime))]
         for (key, value) in body { record[key] = value }
-        if p == table.global { record["after"] = .object(JSONObject()) }
+        let after: JSONValue? = p == table.global ? homes.json(with: covering) : Optional<JSONValue>.none
+        if let after { record["after"] = after }
         let text = JSONValue.object(record).jsonText
         if let sink = recordSink {
             let status = text.withCString { (c) -> Int32 in
@@ -122,6 +128,7 @@ extension Dispatcher {
             if let refusal = Self.sinkRefusal(status, partition: table.name(of: p), version: version) { return refusal }
         }
         partitioning!.advance(p, to: version, hash: FNV1a.hash32(text.utf8))
+        if let after, let map = HomeBindings.parse(after) { homes.committed(map) }
         return nil
     }
 

@@ -116,9 +116,11 @@ extension Dispatcher {
         hot.journaling = journaling
         if partitioning != nil && !(committed.isEmpty && batch!.timerLines.isEmpty) {
             let lines = recordLines(committed, timerLines: batch!.timerLines)
-            if let refused = writeRecord(partition: partitionWritten ?? partitioning!.global, body: ["lines": .array(lines)]) {
+            let p = partitionWritten ?? partitioning!.global
+            if let refused = writeRecord(partition: p, body: ["lines": .array(lines)]) {
                 throw rollBack(refused, at: nil, reporting: actions.last?.header)
             }
+            keepForHome(p, version: partitioning![p].version, committed.map { homeMutation($0) })
         }
         if journal != nil {
             do throws(UniFlowError) {

@@ -75,7 +75,7 @@ extension Dispatcher {
         lendToCallbacks(mutation)
         let kindBit = MutationKind.bit(record.kind)
         let subscribedBefore = registrations.nextID
-        if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record) }
+        if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record, homes: inLineHomes) }
         deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         scratch.delivery.reset()
@@ -87,7 +87,7 @@ extension Dispatcher {
         let record = mutation.record
         guard (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & MutationKind.bit(record.kind) != 0 else { return }
         lendToCallbacks(mutation)
-        runBindings(record)
+        runBindings(record, homes: inLineHomes)
         scratch.delivery.reset()
     }
 
@@ -99,6 +99,14 @@ extension Dispatcher {
         deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         scratch.delivery.reset()
+    }
+
+    /// The bindings that run in-line, in the call that made the mutation: all of
+    /// them, but on a partitioned dispatcher writing another partition than the
+    /// global one, where single features' bindings run later at their home.
+    private var inLineHomes: BindingHomes {
+        guard let table = partitioning, let written = partitionWritten, written != table.global else { return .all }
+        return .keyedOwners
     }
 
     /// What the accessors of the mutation being announced read.
