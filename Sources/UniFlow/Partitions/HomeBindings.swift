@@ -35,10 +35,11 @@ struct HomeBindings {
     /// A run is under way (runs do not nest).
     var running = false
 
-    /// Records above `after[q]` are kept; before the global partition has had
-    /// an owner, none is (a first claim starts at what the claimer applied).
+    /// Records above `after[q]` are kept. While this node does not know
+    /// `after[q]` (the global partition has had no owner yet, or its records
+    /// have not been read yet) every record is: what they say prunes them.
     func keeps(_ q: Int, version: UInt64) -> Bool {
-        guard let last = after[q] else { return false }
+        guard let last = after[q] else { return true }
         return version > last
     }
 
@@ -86,7 +87,11 @@ struct HomeBindings {
     /// A first claim of the global partition: runs start at what this node has
     /// applied of each partition.
     mutating func start(at versions: [Int: UInt64]) {
-        for (q, version) in versions where after[q] == nil { after[q] = version }
+        for (q, version) in versions where after[q] == nil {
+            after[q] = version
+            pending[q]?.removeAll { $0.version <= version }
+            if pending[q]?.isEmpty == true { pending[q] = nil }
+        }
     }
 
     /// Reads a record's `after` object.
