@@ -195,4 +195,18 @@ import Testing
         #expect(String(cString: uf_strerror(UF_ENOTOWNER)) == "the action's partition is owned by another node, or by none")
         #expect(String(cString: uf_strerror(UF_EGAP)) == "a record came before the ones it follows")
     }
+
+    @Test func onlyTheOwnerArmsAndCancelsAnAPITimerOfItsPartition() {
+        let h = Self.partitioned()
+        let action = #"{"kind": "initialize", "feature": "Counter", "into": "Idle"}"#
+        #expect(uf_submit_after(h.d, action, 1000, "later", 0) == UF_ENOTOWNER)
+        #expect(h.lastError == "Counter lives in the global partition (4), owned by no node")
+        #expect(uf_partition_claim(h.d, 4) == UF_OK)
+        #expect(uf_submit_after(h.d, action, 1000, "later", 0) == UF_OK)
+        #expect(uf_partition_release(h.d, 4) == UF_OK)
+        #expect(uf_timer_cancel(h.d, "later") == UF_ENOTOWNER)
+        #expect(h.lastError == "timer 'later' belongs to the global partition (4), owned by no node")
+        #expect(uf_partition_claim(h.d, 4) == UF_OK)
+        #expect(uf_timer_cancel(h.d, "later") == UF_OK)
+    }
 }

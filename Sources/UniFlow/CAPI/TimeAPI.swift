@@ -61,7 +61,7 @@ public func uf_dispatch_after(_ d: OpaquePointer?, _ action: UnsafePointer<uf_ac
 public func uf_timer_cancel(_ d: OpaquePointer?, _ timer_id: UnsafePointer<CChar>?) -> Int32 {
     withDispatcher(d, "uf_timer_cancel") { (dispatcher) throws(UniFlowError) in
         let id = String(cString: try required(timer_id, "uf_timer_cancel", "timer_id"))
-        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.time.cancelTimer(id, dispatcher) }
+        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.cancelTimer(id) }
         return .ok
     }
 }

@@ -33,7 +33,8 @@ extension Dispatcher {
     /// The pipeline's step before the precondition on a partitioned dispatcher:
     /// the action's partition must be one this node owns and, inside a cascade,
     /// the one the outer call writes (a record covers one partition).
-    func ownershipFailure(_ action: ActionHeader) -> UniFlowError? {
+    /// `writing` false: a check that writes nothing now (arming an API timer).
+    func ownershipFailure(_ action: ActionHeader, writing: Bool = true) -> UniFlowError? {
         guard let table = partitioning else { return nil }
         let p = table.partition(ofKey: action.key)
         if let writing = partitionWritten, writing != p {
@@ -43,7 +44,7 @@ extension Dispatcher {
             let owner = table[p].owner.map { "owned by node '\($0.node)'" } ?? "owned by no node"
             return UniFlowError(.notOwner, "\(subject(action)) lives in \(table.name(of: p)), \(owner)")
         }
-        partitionWritten = p
+        if writing { partitionWritten = p }
         return nil
     }
 
