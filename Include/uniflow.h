@@ -821,6 +821,17 @@ int uf_record_version(const uf_record *r, uint64_t *v);
  * saw but for "seq". UF_EMISUSE inside a callback of the dispatcher. */
 int uf_record_apply(uf_dispatcher *d, const char *record_json);
 
+/* A snapshot of partition p: {"uniflow_record": 1, "fingerprint", "partitions",
+ * "partition": p, "version": v, "prev": <the hash of the last record it includes>,
+ * "snapshot": {"model": <the partition's features or instances, as uf_state_get
+ * writes them>}, "owner": {"node", "incarnation"} | null, "after" (the global
+ * partition)}. uf_record_apply of a snapshot whose version is above the
+ * partition's replaces the partition with it: no mutation is notified, the state
+ * timers of what it installs are armed afresh, and uf_partitions_get shows the new
+ * version; one at or below it changes nothing. Logs use snapshots to start new
+ * nodes quickly and to drop old records. *json is freed with uf_free. */
+int uf_partition_snapshot(uf_dispatcher *d, uint32_t p, char **json);
+
 /* Makes this node the owner of partition p (0 to N, N the global partition;
  * another number is UF_EINVAL) by writing a claim record through the sink: a
  * claim the sink refuses (UF_ECONFLICT: the log moved on; apply what is new, then

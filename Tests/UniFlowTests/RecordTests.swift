@@ -104,6 +104,9 @@ final class Node {
         #expect(lines[0].objectValue?["kind"] == .string("transition"))
         #expect(lines[0].objectValue?["action"]?.objectValue?["id"] == .string("finish"))
         #expect(lines[1].objectValue?["kind"] == .string("deinitialization"))
+        // The queued action's own texts (its key, taken from the mutation) are
+        // still there when the record is written, after the action was processed.
+        #expect(lines[1].objectValue?["action"]?.objectValue?["key"] == .string("a"))
         #expect(a.h.state == "{}")
     }
 
@@ -489,5 +492,40 @@ final class Node {
             let done = try! JSONParser.parse(jobs).objectValue!["payload"]!.objectValue!["done"]!
             #expect(done == .int(Int64(doneAfterStart)), "seed \(seed)")
         }
+    }
+
+    func snapshot(_ node: Node, _ p: UInt32) -> String {
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_partition_snapshot(node.h.d, p, &out) == UF_OK)
+        defer { uf_free(out) }
+        return String(cString: out!)
+    }
+
+    @Test func aSnapshotStartsAFreshNode() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.job, Self.jobs)
+        for p: UInt32 in [0, 1, 2, 3, 4] { #expect(uf_partition_claim(a.h.d, p) == UF_OK) }
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Jobs", "into": "Counting"}"#) == UF_OK)
+        for key in ["a", "b", "c", "d", "e"] {
+            #expect(a.h.submit(#"{"kind": "initialize", "feature": "Job", "key": "\#(key)", "into": "Queued"}"#) == UF_OK)
+        }
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Job", "key": "a", "into": "Done"}"#) == UF_OK)
+        let snapshots = (0...4).map { snapshot(a, UInt32($0)) }
+        let zero = try! JSONParser.parse(snapshots[0]).objectValue!
+        #expect(zero["version"] == .int(Int64(log.records[0]!.count)))
+        #expect(zero["snapshot"]?.objectValue?["model"] == (try! JSONParser.parse(#"{"Job": {"a": {"state": "Done", "payload": {}}, "e": {"state": "Queued", "payload": {}}}}"#)))
+        #expect(zero["owner"]?.objectValue?["node"] == .string("a"))
+        // More records after the snapshots.
+        #expect(a.h.submit(#"{"kind": "transition", "feature": "Job", "key": "e", "into": "Done"}"#) == UF_OK)
+        let c = Node("c", log: log, Self.job, Self.jobs)
+        for text in snapshots { #expect(uf_record_apply(c.h.d, text) == UF_OK) }
+        // The records the snapshots cover are duplicates now; the later ones apply.
+        #expect(c.catchUp() == UF_OK)
+        #expect(c.h.feature("Jobs") == a.h.feature("Jobs"))
+        #expect(c.h.feature("Job").map { try! JSONParser.parse($0) } == a.h.feature("Job").map { try! JSONParser.parse($0) })
+        #expect(c.partitions == a.partitions.split(separator: "true", omittingEmptySubsequences: false).joined(separator: "false"))
+        // A snapshot at or below the partition's version changes nothing.
+        #expect(uf_record_apply(c.h.d, snapshots[0]) == UF_OK)
+        #expect(c.h.feature("Job").map { try! JSONParser.parse($0) } == a.h.feature("Job").map { try! JSONParser.parse($0) })
     }
 }

@@ -86,3 +86,12 @@ public func uf_record_apply(_ d: OpaquePointer?, _ record_json: UnsafePointer<CC
         return .ok
     }
 }
+
+@c @implementation
+public func uf_partition_snapshot(_ d: OpaquePointer?, _ p: UInt32, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withDispatcher(d, "uf_partition_snapshot") { (dispatcher) throws(UniFlowError) in
+        let out = try required(json, "uf_partition_snapshot", "json")
+        try give(try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.partitionSnapshot(Int(p)).jsonText }, to: out)
+        return .ok
+    }
+}

@@ -35,6 +35,7 @@ extension Dispatcher {
         }
         for list in compiled { installBindings(list) }
         attachWatchesToNewFeatures(from: Int32(hot.features.count - parsed.count))
+        fingerprint = nil
     }
 
     /// Event guards that name a handler need it registered, as bindings do.

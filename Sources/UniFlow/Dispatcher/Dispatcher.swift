@@ -68,6 +68,9 @@ final class Dispatcher {
     /// The partition the current outer call writes, once its first action
     /// passed the ownership step: the rest of its cascade must stay there.
     var partitionWritten: Int?
+    /// The registered definitions' fingerprint, once asked for (every record
+    /// carries it); forgotten when more are registered.
+    var fingerprint: String?
     /// Bindings across partitions: what the global partition's owner runs them over.
     var homes = HomeBindings()
     /// The outer call being staged into a record (partitioned dispatchers).

@@ -11,6 +11,14 @@ extension Dispatcher {
         return partitioning
     }
 
+    /// The fingerprint records carry: the journal's, made once per registration.
+    var definitionsFingerprint: String {
+        if let fingerprint { return fingerprint }
+        let made = JournalWriter.fingerprint(self)
+        fingerprint = made
+        return made
+    }
+
     /// Where a feature's instance (or a single feature) lives. The key follows
     /// the rules of actions: required for a keyed feature, refused on a single one.
     func partition(of featureName: String, key: String?) throws(UniFlowError) -> Int {

@@ -29,7 +29,7 @@ extension Dispatcher {
             throw UniFlowError(.schema, "not a record: \"uniflow_record\": 1 is missing")
         }
         let fingerprint = try field(record, "fingerprint").stringValue
-        let mine = JournalWriter.fingerprint(self)
+        let mine = definitionsFingerprint
         guard fingerprint == mine else {
             throw UniFlowError(.schema, "the record was written for other definitions (fingerprint \(fingerprint.map { "'\($0)'" } ?? "missing"), this dispatcher has '\(mine)')")
         }
@@ -44,6 +44,10 @@ extension Dispatcher {
             throw UniFlowError(.schema, "'version': expected an integer >= 1, got \(record["version"]!.jsonText)")
         }
         let version = UInt64(vn)
+        if record["snapshot"] != nil {
+            try applySnapshot(record, partition: p, version: version, table: table)
+            return
+        }
         guard let node = try field(record, "node").stringValue, DefinitionParser.isValidName(node) else {
             throw UniFlowError(.schema, "'node': expected a node's name, got \(record["node"]!.jsonText)")
         }
@@ -137,7 +141,9 @@ extension Dispatcher {
                 result.append(ForeignMutation(kind: kind, feature: feature, key: key, state: state, payload: payload,
                                               action: line["action"]?.objectValue ?? JSONObject()))
             } catch {
-                throw error.prefixed("lines[\(i)]")
+                // A name this model does not have makes the record one of another shape.
+                let failure = error.status == .notFound ? UniFlowError(.schema, error.message) : error
+                throw failure.prefixed("lines[\(i)]")
             }
         }
         return result

@@ -10,6 +10,10 @@ struct StagedCall {
     /// Whether the journal file was on before the call turned it off (its lines
     /// are written with the record, once the record is accepted).
     var journaling = false
+    /// The actions whose mutations wait to be announced: a committed mutation's
+    /// header borrows its action's texts (a key, an id), which a queued action
+    /// owns and frees with it.
+    var actions: [ResolvedAction] = []
 }
 
 /// The record a sink is shown (`const uf_record *`): valid during the sink's call.
@@ -110,7 +114,7 @@ extension Dispatcher {
     func writeRecord(partition p: Int, body: JSONObject, covering: (partition: Int, version: UInt64)? = nil) -> UniFlowError? {
         let table = partitioning!
         let version = table[p].version &+ 1
-        var record: JSONObject = ["uniflow_record": 1, "fingerprint": .string(JournalWriter.fingerprint(self)),
+        var record: JSONObject = ["uniflow_record": 1, "fingerprint": .string(definitionsFingerprint),
                                   "partitions": .int(Int64(table.count)), "partition": .int(Int64(p)),
                                   "version": .int(Int64(version)),
                                   "prev": table[p].lastHash.map { .string(FNV1a.hex($0)) } ?? .null,
@@ -125,9 +129,9 @@ extension Dispatcher {
                 var view = RecordView(text: c, partition: UInt32(p), version: version)
                 return withUnsafeMutablePointer(to: &view) { sink.function(OpaquePointer($0), sink.payload) }
             }
-            if let refusal = Self.sinkRefusal(status, partition: table.name(of: p), version: version) { return refusal }
+            if status != Status.ok.rawValue { return Self.sinkRefusal(status, partition: table.name(of: p), version: version) }
         }
-        partitioning!.advance(p, to: version, hash: FNV1a.hash32(text.utf8))
+        partitioning!.advance(p, to: version, hash: FNV1a.hash32(text))
         if let after, let map = HomeBindings.parse(after) { homes.committed(map) }
         return nil
     }

@@ -5,6 +5,20 @@ enum FNV1a {
     static let offsetBasis: UInt32 = 0x811c_9dc5
     static let prime: UInt32 = 0x0100_0193
 
+    static func hash32(_ text: String) -> UInt32 {
+        var text = text
+        return text.withUTF8 { hash32(UnsafeRawBufferPointer($0)) }
+    }
+
+    static func hash32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var hash = offsetBasis
+        for byte in bytes {
+            hash ^= UInt32(byte)
+            hash = hash &* prime
+        }
+        return hash
+    }
+
     static func hash32<Bytes: Sequence>(_ bytes: Bytes) -> UInt32 where Bytes.Element == UInt8 {
         var hash = offsetBasis
         for byte in bytes {

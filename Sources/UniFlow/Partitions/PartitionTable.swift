@@ -45,7 +45,7 @@ struct PartitionTable {
 
     func partition(ofKey key: String?) -> Int {
         guard let key else { return global }
-        return Int(FNV1a.hash32(key.utf8) % UInt32(count))
+        return Int(FNV1a.hash32(key) % UInt32(count))
     }
 
     subscript(p: Int) -> Partition { partitions[p] }
@@ -61,6 +61,11 @@ struct PartitionTable {
     mutating func advance(_ p: Int, to version: UInt64, hash: UInt32) {
         partitions[p].version = version
         partitions[p].lastHash = hash
+    }
+
+    /// A snapshot replaced the partition: its version, last hash and owner.
+    mutating func replace(_ p: Int, version: UInt64, hash: UInt32?, owner: Owner?) {
+        partitions[p] = Partition(version: version, lastHash: hash, owner: owner)
     }
 
     /// A partition's name in messages: its number, or "the global partition".

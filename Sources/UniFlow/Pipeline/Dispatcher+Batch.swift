@@ -21,6 +21,8 @@ struct BatchLog {
     }
 
     var undo: [Undo] = []
+    /// The heads of the state timers disarmed (`.timersDisarmed`), freed once the batch holds.
+    var suspendedHeads: [Int32] = []
     var seq: UInt64
     /// Mutations applied so far, and the journal's timer lines (what
     /// interceptors armed or cancelled) with the number of mutations before
@@ -210,7 +212,7 @@ extension Dispatcher {
                 break
             }
         }
-        releaseSuspendedTimers(log.undo)
+        releaseSuspendedTimers(log.suspendedHeads)
     }
 
     /// Replaces the model with a validated one; nobody is notified. Restored

@@ -56,6 +56,7 @@ extension Dispatcher {
             announceTrigger(header, submitting: action.extras?.submit)
         case .committed(let mutation):
             if policy == .staged {
+                staging!.actions.append(action)
                 staging!.committed.append((mutation, registrations.nextID))
                 announceToBindings(mutation)
             } else {

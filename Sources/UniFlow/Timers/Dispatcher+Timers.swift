@@ -76,7 +76,12 @@ extension Dispatcher: TimerContext {
     var batching: Bool { batch != nil }
 
     @inline(__always)
-    func recordUndo(_ entry: BatchLog.Undo) { batch!.undo.append(entry) }
+    func recordUndo(_ entry: BatchLog.Undo) {
+        // Kept apart as well: the batch frees them once it holds, without a
+        // second walk over every undo entry (`releaseSuspendedTimers`).
+        if case .timersDisarmed(_, let head) = entry { batch!.suspendedHeads.append(head) }
+        batch!.undo.append(entry)
+    }
 
     var journaling: Bool { journal != nil }
 
@@ -116,7 +121,7 @@ extension Dispatcher {
     /// A batch rolls back or holds (`Pipeline/Dispatcher+Batch.swift`).
     func unarmStateTimer(_ index: Int32, at place: Place) { time.unarmStateTimer(index, at: place, self) }
     func reviveStateTimers(at place: Place, head: Int32) { time.reviveStateTimers(at: place, head: head, self) }
-    func releaseSuspendedTimers(_ undo: [BatchLog.Undo]) { time.releaseSuspendedTimers(undo) }
+    func releaseSuspendedTimers(_ heads: [Int32]) { time.releaseSuspendedTimers(heads) }
     func noteDisarmed() { time.noteDisarmed(self) }
 
     // MARK: API timers
