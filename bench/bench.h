@@ -6,7 +6,8 @@
  * action scenarios of every topic interleaved, or one of the topics' modes.
  * The scenarios live in files by topic: scenarios_core.c (the first rounds' C
  * hot path, JSON path, threads and memory), scenarios_time.c,
- * scenarios_instances.c, scenarios_watch.c and scenarios_events.c.
+ * scenarios_instances.c, scenarios_watch.c, scenarios_events.c and
+ * scenarios_partitions.c.
  *
  * Include it first: it defines _GNU_SOURCE before any system header.
  */
@@ -201,6 +202,7 @@ TOPIC(time)
 TOPIC(instances)
 TOPIC(watch)
 TOPIC(events)
+TOPIC(partitions)
 
 #undef TOPIC
 

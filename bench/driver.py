@@ -178,10 +178,22 @@ ROWS = [
         comparisons=[Comparison("", "value", target_max=200)]),
     Row("inspect_start_100000", "10 Inspector", "  starting on that journal: until its URL is printed (no target)",
         unit="ms"),
+    # Partitioned dispatchers (scenarios_partitions.c): uf_submit_actualize's action on a node
+    # owning every partition, and its records applied by a follower.
+    Row("uf_partitioned_submit", "11 Partitions", "uf_submit_actualize on a node owning all partitions, sink accepts",
+        comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=2.0)]),
+    Row("uf_record_apply_one", "11 Partitions", "a follower's uf_record_apply of that actualize's record (1 mutation)",
+        unit="ns/record", comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=1.5)]),
 ]
 
+# The runner alone, for a scenario whose prepare step (not timed) does work per
+# action: valgrind counts only inside it.
+def only_in(runner: str) -> list[str]:
+    return [f"--toggle-collect={runner}"]
+
+
 CALLGRIND_SCENARIOS = [
-    # (scenario, small N, large N)
+    # (scenario, small N, large N[, more valgrind options])
     ("c_bare", 100_000, 300_000),
     ("c_locked", 100_000, 300_000),
     ("uf_short", 20_000, 60_000),
@@ -219,6 +231,8 @@ CALLGRIND_SCENARIOS = [
     ("uf_send_transition", 20_000, 60_000),
     ("uf_send_guarded", 2_000, 6_000),
     ("uf_send_unguarded", 20_000, 60_000),
+    ("uf_partitioned_submit", 2_000, 6_000),
+    ("uf_record_apply_one", 2_000, 6_000, only_in("run_record_apply")),
 ]
 
 
@@ -268,7 +282,9 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
             elif "check" in line:
                 checks.append(line)
             elif "skipped" in line:
-                notes.append(f"{line['skipped']} skipped: {line['reason']}")
+                note = f"{line['skipped']} skipped: {line['reason']}"
+                if note not in notes:   # each action process says it
+                    notes.append(note)
 
     reps, ms = str(args.reps), str(args.time_ms)
     # The action scenarios' repetitions are spread over several processes: where
@@ -387,9 +403,10 @@ def print_table(table: list[dict], out=sys.stdout) -> None:
 
 # ----------------------------------------------------------------- callgrind mode
 
-def callgrind_totals(bench_c: str, scenario: str, iters: int, tmp: str) -> tuple[int, dict[str, int]]:
+def callgrind_totals(bench_c: str, scenario: str, iters: int, tmp: str,
+                     options: list[str] | None = None) -> tuple[int, dict[str, int]]:
     out = os.path.join(tmp, f"cg.{scenario}.{iters}")
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", bench_c,
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *(options or []), bench_c,
            "--only", scenario, "--iters", str(iters), "--reps", "1", "--warmup", "1000"]
     log(" ".join(cmd))
     result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -430,11 +447,12 @@ def run_callgrind(args: argparse.Namespace) -> dict:
     only = set(args.only.split(",")) if args.only else None
     results = []
     with tempfile.TemporaryDirectory(prefix="uniflow-callgrind-") as tmp:
-        for scenario, small, large in CALLGRIND_SCENARIOS:
+        for scenario, small, large, *options in CALLGRIND_SCENARIOS:
             if only and scenario not in only:
                 continue
-            total_small, funcs_small = callgrind_totals(args.bench_c, scenario, small, tmp)
-            total_large, funcs_large = callgrind_totals(args.bench_c, scenario, large, tmp)
+            extra = options[0] if options else None
+            total_small, funcs_small = callgrind_totals(args.bench_c, scenario, small, tmp, extra)
+            total_large, funcs_large = callgrind_totals(args.bench_c, scenario, large, tmp, extra)
             n = large - small
             per_function = {k: (funcs_large.get(k, 0) - funcs_small.get(k, 0)) / n
                             for k in set(funcs_small) | set(funcs_large)}
