@@ -287,30 +287,44 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
                     notes.append(note)
 
     reps, ms = str(args.reps), str(args.time_ms)
+    # --only: the action scenarios named, and a mode or script only when one of
+    # its rows is named (by the rows' prefix); the other rows are "not run".
+    only = args.only.split(",") if args.only else None
+
+    def wanted(*prefixes: str) -> bool:
+        return not only or any(name.startswith(prefix) for name in only for prefix in prefixes)
+
+    selection = ["--only", args.only] if only else []
     # The action scenarios' repetitions are spread over several processes: where
     # the loader puts the caller's strings changes from process to process, and
     # with it how the library's caches behave; one process's luck must not decide
     # a row.
     for _ in range(args.processes):
-        take(run_lines([args.bench_c, "--reps", str(action_reps_per_process(args)), "--time-ms", ms]))
-    take(run_lines([args.bench_c, "threads", "--reps", reps, "--time-ms", str(args.time_ms * 2)]))
-    take(run_lines([args.bench_c, "timers-fire", str(TIMERS_FIRED), "--reps", reps]))
+        take(run_lines([args.bench_c, "--reps", str(action_reps_per_process(args)), "--time-ms", ms, *selection]))
+    if wanted("threads_"):
+        take(run_lines([args.bench_c, "threads", "--reps", reps, "--time-ms", str(args.time_ms * 2)]))
+    if wanted("timers_fire_"):
+        take(run_lines([args.bench_c, "timers-fire", str(TIMERS_FIRED), "--reps", reps]))
     if not args.skip_memory:
         for _ in range(args.memory_reps):
-            take(run_lines([args.bench_c, "mem-features", str(args.count)]))
-            take(run_lines([args.bench_c, "mem-subs", str(args.count)]))
-            take(run_lines([args.bench_c, "mem-timers", str(TIMERS_FIRED)]))
-            take(run_lines([args.bench_c, "mem-timers-named", str(TIMERS_FIRED)]))
-            take(run_lines([args.bench_c, "mem-instances", str(INSTANCES)]))
-            take(run_lines([args.bench_c, "instances-churn", str(INSTANCES // 10)]))
-            take(run_lines([args.bench_c, "instances-churn", str(INSTANCES)]))
-    if not args.skip_python:
+            for mode, count, prefix in (("mem-features", args.count, "mem_feature_"),
+                                        ("mem-subs", args.count, "mem_subscription"),
+                                        ("mem-timers", TIMERS_FIRED, "mem_api_timer"),
+                                        ("mem-timers-named", TIMERS_FIRED, "mem_api_timer_named"),
+                                        ("mem-instances", INSTANCES, "mem_instance"),
+                                        ("instances-churn", INSTANCES // 10, "instances_churn_"),
+                                        ("instances-churn", INSTANCES, "instances_churn_")):
+                if wanted(prefix):
+                    take(run_lines([args.bench_c, mode, str(count)]))
+    if not args.skip_python and wanted("py_", "inspect_"):
         env = dict(os.environ)
         env["UNIFLOW_LIBRARY"] = args.lib
         if args.python_path:
             env["PYTHONPATH"] = args.python_path + os.pathsep + env.get("PYTHONPATH", "")
-        take(run_lines([args.python, os.path.join(HERE, "bench_py.py"), "--reps", reps, "--time-ms", ms], env=env))
-        take(run_lines([args.python, os.path.join(HERE, "bench_inspect.py"), "--reps", reps], env=env))
+        if wanted("py_"):
+            take(run_lines([args.python, os.path.join(HERE, "bench_py.py"), "--reps", reps, "--time-ms", ms], env=env))
+        if wanted("inspect_"):
+            take(run_lines([args.python, os.path.join(HERE, "bench_inspect.py"), "--reps", reps], env=env))
     return samples, checks, notes
 
 
@@ -517,7 +531,9 @@ def main() -> int:
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the table as JSON on stdout")
     parser.add_argument("--callgrind", action="store_true", help="instructions per action under callgrind")
-    parser.add_argument("--only", default="", help="callgrind: comma-separated scenarios")
+    parser.add_argument("--only", default="",
+                        help="comma-separated scenarios: only these run (the table's other rows are not run); "
+                             "with --callgrind, only these are counted")
     parser.add_argument("--top", type=int, default=15, help="callgrind: functions shown per scenario")
     parser.add_argument("--build-info", default="", help="how the library was built (for the report)")
     parser.add_argument("--compare", default="", metavar="OLD_JSON",
