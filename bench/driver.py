@@ -573,7 +573,9 @@ def main() -> int:
     verdicts = [c["met"] for e in table for c in e.get("comparisons", []) if c.get("met") is not None]
     report = {"library": args.lib, "build": args.build_info, "machine": machine(), "reps": args.reps,
               "processes": args.processes, "action_reps": args.processes * action_reps_per_process(args),
-              "memory_reps": None if args.skip_memory else args.memory_reps,
+              # (none ran under --only without a memory row)
+              "memory_reps": args.memory_reps if any(name.startswith(("mem_", "instances_churn_")) for name in samples)
+              else None,
               "table": table, "checks": checks, "notes": notes,
               "targets": {"met": verdicts.count(True), "missed": verdicts.count(False)}}
     status = 0
