@@ -108,13 +108,13 @@ import Testing
             #expect(uf_unsubscribe(h.d, Self.intercept(h, seen)) == UF_OK)
         }
         let core = Unmanaged<Dispatcher>.fromOpaque(UnsafeRawPointer(h.d)).takeUnretainedValue()
-        #expect(core.registrations.interceptors.count == 1)
+        #expect(core.interceptors.slots.count == 1)
         // The one left still runs, and only for its feature.
         #expect(h.submit(#"{"kind":"initialize","feature":"Lamp","into":"Off"}"#) == UF_OK)
         #expect(h.submit(#"{"kind":"initialize","feature":"Counter","into":"Counting"}"#) == UF_OK)
         #expect(seen.lines == ["1 Lamp Off"])
         #expect(uf_unsubscribe(h.d, kept) == UF_OK)
-        #expect(core.registrations.interceptors.isEmpty)
+        #expect(core.interceptors.slots.isEmpty)
     }
 
     @Test func endingOneInterceptorLeavesTheOthersOfItsFeatureSeeingIt() {

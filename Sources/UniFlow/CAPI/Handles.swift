@@ -46,6 +46,28 @@ func withRegistration(_ d: OpaquePointer?, _ function: StaticString, payload: Un
     }
 }
 
+/// What a registering entry point does with its own arguments: checks them,
+/// asks for the callback (which checks `fn`; asking at its turn keeps the order
+/// in which the checks name the arguments) and registers it; returns the id.
+typealias CallbackRegistration<Function> =
+    (Dispatcher, () throws(UniFlowError) -> HostCallback<Function>) throws(UniFlowError) -> UInt64
+
+/// `uf_subscribe`, `uf_watch`, their deferred forms and `uf_intercept`: a host callback kept
+/// under a new id, which `out_id` receives. The payload is released if the
+/// registration fails, as `withRegistration` does.
+func registerCallback<Function>(_ d: OpaquePointer?, _ function: StaticString, _ fn: Function?,
+                                _ payload: UnsafeMutableRawPointer?, _ payloadFree: PayloadFree?,
+                                _ outID: UnsafeMutablePointer<UInt64>?,
+                                _ register: CallbackRegistration<Function>) -> Int32 {
+    withRegistration(d, function, payload: payload, payloadFree: payloadFree) { (dispatcher) throws(UniFlowError) in
+        let id = try register(dispatcher) { () throws(UniFlowError) in
+            HostCallback(try required(fn, function, "fn"), payload: payload, payloadFree: payloadFree)
+        }
+        outID?.pointee = id
+        return .ok
+    }
+}
+
 /// The dispatcher behind a handle known to be valid (one passed to a callback).
 @inline(__always)
 func dispatcher(from raw: UnsafeMutableRawPointer) -> Dispatcher {

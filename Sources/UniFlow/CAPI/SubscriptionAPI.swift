@@ -7,29 +7,26 @@ import Glibc
 public func uf_subscribe(_ d: OpaquePointer?, _ when: UnsafePointer<CChar>?, _ fn: uf_subscriber_fn?,
                          _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
                          _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    subscribe(d, "uf_subscribe", when, fn, payload, payload_free, out_id, deferred: false)
+    registerCallback(d, "uf_subscribe", fn, payload, payload_free, out_id, subscription(when, deferred: false))
 }
 
 @c @implementation
 public func uf_subscribe_deferred(_ d: OpaquePointer?, _ when: UnsafePointer<CChar>?, _ fn: uf_subscriber_fn?,
                                   _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
                                   _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    subscribe(d, "uf_subscribe_deferred", when, fn, payload, payload_free, out_id, deferred: true)
+    registerCallback(d, "uf_subscribe_deferred", fn, payload, payload_free, out_id, subscription(when, deferred: true))
 }
 
-private func subscribe(_ d: OpaquePointer?, _ function: StaticString, _ when: UnsafePointer<CChar>?,
-                       _ fn: uf_subscriber_fn?, _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
-                       _ out_id: UnsafeMutablePointer<UInt64>?, deferred: Bool) -> Int32 {
-    withRegistration(d, function, payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
-        let fn = try required(fn, function, "fn")
+/// What `uf_subscribe` registers: compiles the filter `when` (every mutation
+/// when NULL) and subscribes.
+private func subscription(_ when: UnsafePointer<CChar>?, deferred: Bool) -> CallbackRegistration<uf_subscriber_fn> {
+    { (dispatcher, callback) throws(UniFlowError) in
+        let callback = try callback()
         let expression = try when.map { (text) throws(UniFlowError) in try FilterExpression.parse(String(cString: text)) }
             ?? FilterExpression(form: .anyMutation)
-        let id = try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
-            try dispatcher.subscribe(try dispatcher.compile(expression), deferred: deferred,
-                                     HostCallback(fn, payload: payload, payloadFree: payload_free))
+        return try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
+            try dispatcher.subscribe(try dispatcher.compile(expression), deferred: deferred, callback)
         }
-        out_id?.pointee = id
-        return .ok
     }
 }
 
@@ -121,19 +118,20 @@ public func uf_mutation_new_state(_ m: OpaquePointer?) -> UnsafePointer<CChar>? 
 @c @implementation
 public func uf_mutation_old_payload_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
-    return dispatcher(from: r.dispatcher).oldPayloadText(r)
+    return dispatcher(from: r.dispatcher).scratch.delivery.oldPayloadText(r)
 }
 
 @c @implementation
 public func uf_mutation_new_payload_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
-    return dispatcher(from: r.dispatcher).newPayloadText(r)
+    return dispatcher(from: r.dispatcher).scratch.delivery.newPayloadText(r)
 }
 
 @c @implementation
 public func uf_mutation_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = record(m) else { return nil }
-    return dispatcher(from: r.dispatcher).mutationText(r)
+    let core = dispatcher(from: r.dispatcher)
+    return core.scratch.delivery.mutationText(r) { core.mutationJSON($0, $1) }
 }
 
 @c @implementation

@@ -6,31 +6,28 @@ import CUniFlow
 public func uf_watch(_ d: OpaquePointer?, _ select_json: UnsafePointer<CChar>?, _ fn: uf_watch_fn?,
                      _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
                      _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    watch(d, "uf_watch", select_json, fn, payload, payload_free, out_id, deferred: false)
+    registerCallback(d, "uf_watch", fn, payload, payload_free, out_id, watch(select_json, out_id, deferred: false))
 }
 
 @c @implementation
 public func uf_watch_deferred(_ d: OpaquePointer?, _ select_json: UnsafePointer<CChar>?, _ fn: uf_watch_fn?,
                               _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
                               _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    watch(d, "uf_watch_deferred", select_json, fn, payload, payload_free, out_id, deferred: true)
+    registerCallback(d, "uf_watch_deferred", fn, payload, payload_free, out_id, watch(select_json, out_id, deferred: true))
 }
 
-private func watch(_ d: OpaquePointer?, _ function: StaticString, _ select_json: UnsafePointer<CChar>?,
-                   _ fn: uf_watch_fn?, _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
-                   _ out_id: UnsafeMutablePointer<UInt64>?, deferred: Bool) -> Int32 {
-    withRegistration(d, function, payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
-        let text = try required(select_json, function, "select_json")
-        let fn = try required(fn, function, "fn")
+/// What `uf_watch` registers: parses and checks the selector, then adds the
+/// watch; the id reaches `out_id` before the first call, which may want it.
+private func watch(_ select_json: UnsafePointer<CChar>?, _ out_id: UnsafeMutablePointer<UInt64>?,
+                   deferred: Bool) -> CallbackRegistration<uf_watch_fn> {
+    { (dispatcher, callback) throws(UniFlowError) in
+        let text = try required(select_json, deferred ? "uf_watch_deferred" : "uf_watch", "select_json")
+        let callback = try callback()
         let rule = try JSONParser.parse(text)
         do throws(UniFlowError) { try JsonLogic.validate(rule) } catch { throw error.prefixed("select_json") }
-        // The id is known before the first call: a callback may want it.
-        let id = try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
-            try dispatcher.addWatch(WatchSelector(rule), deferred: deferred,
-                                    HostCallback(fn, payload: payload, payloadFree: payload_free)) { out_id?.pointee = $0 }
+        return try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
+            try dispatcher.addWatch(WatchSelector(rule), deferred: deferred, callback) { out_id?.pointee = $0 }
         }
-        out_id?.pointee = id
-        return .ok
     }
 }
 
@@ -38,14 +35,14 @@ private func watch(_ d: OpaquePointer?, _ function: StaticString, _ select_json:
 public func uf_watch_value_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let w else { return nil }
     let record = UnsafeMutablePointer<WatchEventRecord>(w)
-    return dispatcher(from: record.pointee.dispatcher).watchText(record, previous: false)
+    return record.pointee.text(previous: false, &dispatcher(from: record.pointee.dispatcher).scratch.watchText)
 }
 
 @c @implementation
 public func uf_watch_previous_json(_ w: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let w else { return nil }
     let record = UnsafeMutablePointer<WatchEventRecord>(w)
-    return dispatcher(from: record.pointee.dispatcher).watchText(record, previous: true)
+    return record.pointee.text(previous: true, &dispatcher(from: record.pointee.dispatcher).scratch.watchText)
 }
 
 @c @implementation
@@ -64,15 +61,13 @@ public func uf_watch_dispatcher(_ w: OpaquePointer?) -> OpaquePointer? {
 public func uf_intercept(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?, _ fn: uf_interceptor_fn?,
                          _ payload: UnsafeMutableRawPointer?, _ payload_free: PayloadFree?,
                          _ out_id: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    withRegistration(d, "uf_intercept", payload: payload, payloadFree: payload_free) { (dispatcher) throws(UniFlowError) in
-        let fn = try required(fn, "uf_intercept", "fn")
+    registerCallback(d, "uf_intercept", fn, payload, payload_free, out_id) { (dispatcher, callback) throws(UniFlowError) in
+        let callback = try callback()
         let name = feature.map { String(cString: $0) }
-        let id = try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
+        return try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
             let index = try name.map { (name) throws(UniFlowError) in try dispatcher.resolveFeature(name) } ?? -1
-            return try dispatcher.addInterceptor(feature: index, HostCallback(fn, payload: payload, payloadFree: payload_free))
+            return try dispatcher.addInterceptor(feature: index, callback)
         }
-        out_id?.pointee = id
-        return .ok
     }
 }
 
@@ -106,7 +101,8 @@ public func uf_intercepted_state(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
 @c @implementation
 public func uf_intercepted_json(_ a: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let r = interceptedRecord(a) else { return nil }
-    return dispatcher(from: r.dispatcher).interceptedText()
+    let core = dispatcher(from: r.dispatcher)
+    return core.scratch.intercepted.text { core.actionDescription($0) }
 }
 
 @c @implementation

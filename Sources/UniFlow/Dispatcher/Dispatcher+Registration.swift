@@ -20,6 +20,7 @@ extension Dispatcher {
         // installed, so that a registration is all or nothing.
         let sources = parsed.map { $0.source.jsonText }
         try hot.reserve(for: parsed, arena: &names)
+        try subscriptions.reserveFeatures(parsed.count)
         try definitions.reserve(parsed.count, bytes: sources.reduce(0) { $0 + $1.utf8.count })
         // Every feature first: a binding may watch a feature later in the same call.
         for (definition, source) in zip(parsed, sources) {
@@ -33,6 +34,7 @@ extension Dispatcher {
             model.payloads.append(nil)
             if definition.keyed { model.instancePayloads.append([]) }
         }
+        subscriptions.addFeatures(upTo: hot.features.count)
         for list in compiled { installBindings(list) }
         attachWatchesToNewFeatures(from: Int32(hot.features.count - parsed.count))
         fingerprint = nil

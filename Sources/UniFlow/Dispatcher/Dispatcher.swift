@@ -38,7 +38,11 @@ final class Dispatcher {
 
     // MARK: Registrations
 
-    var registrations = Registrations()
+    /// The id space of subscriptions, watches and interceptors.
+    var registrationIDs = RegistrationIDs()
+    var subscriptions = SubscriptionRegistry()
+    var watches = WatchRegistry()
+    var interceptors = InterceptorChain()
     var bindings = ModelBindings()
     /// The reporter (`Reports/Reporter.swift`).
     var reporter: Reporter
@@ -103,6 +107,7 @@ final class Dispatcher {
         scratch.watchText.deallocate()
         for key in changes.retiredKeys { free(key) }
         hot.deallocate()
+        subscriptions.deallocate()
         names.deallocate()
         definitions.deallocate()
         lock.deallocate()
@@ -261,6 +266,16 @@ final class Dispatcher {
     }
 
     func featureName(_ feature: Int32) -> String { hot.features[Int(feature)].name.string }
+
+    /// A feature's name as C borrows it (what callbacks' accessors return:
+    /// registered names live as long as the dispatcher).
+    func featureCName(_ feature: Int32) -> UnsafePointer<CChar> { hot.features[Int(feature)].name.pointer }
+
+    /// A state's name as C borrows it, or NULL for -1 (no state).
+    func stateCName(_ state: Int32, of feature: Int32) -> UnsafePointer<CChar>? {
+        guard state >= 0 else { return nil }
+        return stateSlot(state, of: hot.features[Int(feature)]).name.pointer
+    }
 
     func stateName(_ state: Int32, feature: Int32) -> String {
         stateSlot(state, of: hot.features[Int(feature)]).name.string

@@ -1,15 +1,6 @@
 import CUniFlow
 import Glibc
 
-/// An interceptor (`uf_intercept`): sees each action about to be applied.
-struct InterceptorSlot {
-    var id: UInt64
-    var callback: HostCallback<uf_interceptor_fn>
-    /// -1: every feature.
-    var feature: Int32
-    var alive = true
-}
-
 /// What `uf_intercepted *` points to: a record on the processing thread's stack.
 struct InterceptedRecord {
     var dispatcher: UnsafeMutableRawPointer
@@ -47,6 +38,17 @@ struct InterceptScratch {
 
     var header: ActionHeader? { action ?? hot?.header }
 
+    /// `uf_intercepted_json`: the action as JSON (`describe` gives its fields,
+    /// the payload is added when it carried one), made on first request.
+    mutating func text(_ describe: (ActionHeader) -> JSONObject) -> UnsafePointer<CChar>? {
+        if jsonText == nil, let action = header {
+            var object = describe(action)
+            if let payload { object["payload"] = .object(payload) }
+            jsonText = try? Memory.copy(JSONValue.object(object).jsonText, for: "an action's text")
+        }
+        return jsonText.map { UnsafePointer($0) }
+    }
+
     mutating func reset() {
         active = false
         if action != nil { action = nil }
@@ -72,9 +74,23 @@ struct InterceptScratch {
     }
 }
 
-/// Interceptors (`docs/watches-and-interceptors.md`): called, in registration order,
-/// for each action whose precondition holds (and, for a send, once its target is
+extension Dispatcher: InterceptorContext {
+    func setInterceptionFlag(of feature: Int32, _ on: Bool) {
+        if feature < 0 { hot.interceptingAll = on } else { hot.features.pointer(Int(feature)).pointee.intercepted = on }
+    }
+}
+
+/// The dispatcher's side of the interceptors (`InterceptorChain`,
+/// `docs/watches-and-interceptors.md`): called, in registration order, for each
+/// action whose precondition holds (and, for a send, once its target is
 /// chosen), before its via; wherever it came from. A veto rejects the action.
+///
+/// The calls are here, not in the chain: an interceptor's callback and
+/// `payload_free` are the host's code, which may end interceptors (its own
+/// included) or add some, modifying the chain again. So no call runs inside a
+/// modifying access to `interceptors`: the walk goes by index, reads a slot's
+/// fields one by one before each call and its `alive` again after it, and the
+/// chain's changes are short accesses between calls.
 extension Dispatcher {
     @inline(__always)
     func interceptorsApply(to feature: Int32) -> Bool {
@@ -83,41 +99,21 @@ extension Dispatcher {
 
     func addInterceptor(feature: Int32, _ callback: HostCallback<uf_interceptor_fn>) throws(UniFlowError) -> UInt64 {
         try refuseWhileClosing("uf_intercept")
-        let id = registrations.makeID()
-        registrations.byID[id] = .interceptor(registrations.interceptors.count)
-        registrations.interceptors.append(InterceptorSlot(id: id, callback: callback, feature: feature))
-        registrations.interceptorCounts[feature, default: 0] += 1
-        setInterceptionFlag(of: feature, true)
-        return id
+        return interceptors.add(feature: feature, callback, ids: &registrationIDs, self)
     }
 
     /// Ends an interceptor; its `payload_free` runs now, or when its callback returns.
     func endInterceptor(_ index: Int) {
-        let feature = registrations.interceptors[index].feature
-        registrations.interceptors[index].alive = false
-        registrations.interceptorsEnded += 1
-        registrations.byID[registrations.interceptors[index].id] = nil
-        registrations.interceptorCounts[feature]! -= 1
-        if registrations.interceptorCounts[feature] == 0 {
-            registrations.interceptorCounts[feature] = nil
-            setInterceptionFlag(of: feature, false)
-        }
-        if !scratch.intercepted.isRunning(registrations.interceptors[index].id) {
-            let release = registrations.interceptors[index].callback.takeRelease()
-            release.run()
-        }
-        // Without waiting for the next action, which a host that adds and ends
-        // them without acting would grow the list for; once the ended are half
-        // of it, so that each end pays a constant share of the compaction.
-        if registrations.interceptorsEnded * 2 >= registrations.interceptors.count {
-            compactInterceptors()
-        }
+        let id = interceptors.markEnded(index, ids: &registrationIDs, self)
+        if !scratch.intercepted.isRunning(id) { interceptors.takeRelease(index).run() }
+        interceptors.compactIfHalfEnded(ids: &registrationIDs)
     }
 
-    /// Whether any interceptor sees the feature (or, for -1, every feature): the
-    /// quick test on every action.
-    private func setInterceptionFlag(of feature: Int32, _ on: Bool) {
-        if feature < 0 { hot.interceptingAll = on } else { hot.features.pointer(Int(feature)).pointee.intercepted = on }
+    /// `uf_dispatcher_free`: every interceptor's `payload_free`, each run outside the chain.
+    func releaseInterceptors() {
+        interceptors.walks += 1
+        for i in interceptors.slots.indices where interceptors.slots[i].alive { interceptors.close(i).run() }
+        interceptors.walks -= 1
     }
 
     /// Calls the interceptors of the action's feature; the first veto or failure
@@ -168,39 +164,52 @@ extension Dispatcher {
         var record = InterceptedRecord(dispatcher: UnsafeMutableRawPointer(handle), id: 0, kind: kind,
                                        feature: feature, state: state, key: key)
         // Interceptors added while this runs have higher ids and wait for the next action.
-        let limit = registrations.nextID
+        let limit = registrationIDs.next
         var failure: UniFlowError? = nil
-        registrations.interceptorWalks &+= 1
+        interceptors.walks &+= 1
         var i = 0
-        while i < registrations.interceptors.count {
+        while i < interceptors.slots.count {
             let index = i
             i += 1
             // Fields read one by one: copying the slot would retain its callback.
-            let id = registrations.interceptors[index].id
-            let slotFeature = registrations.interceptors[index].feature
-            guard registrations.interceptors[index].alive, id < limit, slotFeature < 0 || slotFeature == feature else { continue }
+            let id = interceptors.slots[index].id
+            let slotFeature = interceptors.slots[index].feature
+            guard interceptors.slots[index].alive, id < limit, slotFeature < 0 || slotFeature == feature else { continue }
             record.id = id
             // Cleared only when an interceptor before it set one and let the action pass.
             if scratch.intercepted.reason != nil { scratch.intercepted.reason = nil }
-            let function = registrations.interceptors[index].callback.function
-            let context = registrations.interceptors[index].callback.payload
+            let function = interceptors.slots[index].callback.function
+            let context = interceptors.slots[index].callback.payload
             scratch.intercepted.running = id
             let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), context) }
             scratch.intercepted.running = 0
-            if !registrations.interceptors[index].alive {
+            if !interceptors.slots[index].alive {
                 // Ended from inside its own callback: release it now that it returned.
-                let release = registrations.interceptors[index].callback.takeRelease()
-                release.run()
+                releaseEnded(interceptor: index)
             }
             if result != 0 {
                 failure = interceptorFailure(result, of: id)
                 break
             }
         }
-        registrations.interceptorWalks &-= 1
+        interceptors.walks &-= 1
         // The walk cost as much as compacting: any ended slot goes now.
-        if registrations.interceptorsEnded > 0 { compactInterceptors() }
+        if interceptors.ended > 0 { compactInterceptors() }
         return failure
+    }
+
+    // Out of line, as the other changes to the chain the walk may make: inlined,
+    // they made it keep the chain's address on every interception.
+
+    /// Runs the `payload_free` of an interceptor ended while its callback ran.
+    @inline(never)
+    private func releaseEnded(interceptor index: Int) {
+        interceptors.takeRelease(index).run()
+    }
+
+    @inline(never)
+    private func compactInterceptors() {
+        interceptors.compact(ids: &registrationIDs)
     }
 
     /// A veto (`result` > 0) or a failure (< 0): out of line, so that the walk
@@ -209,25 +218,5 @@ extension Dispatcher {
     private func interceptorFailure(_ result: Int32, of id: UInt64) -> UniFlowError {
         if result > 0 { return UniFlowError(.rejected, scratch.intercepted.reason ?? "intercepted by \(id)") }
         return UniFlowError(.callback, "\(subject(scratch.intercepted.header!)): interceptor \(id) failed (returned \(result))")
-    }
-
-    /// Drops ended interceptors from the list, unless a loop walks it (an
-    /// interceptor's callback or `payload_free` may end others; a running
-    /// interceptor's callback is always inside such a loop).
-    private func compactInterceptors() {
-        guard registrations.interceptorWalks == 0 else { return }
-        registrations.interceptors.removeAll { !$0.alive }
-        for (i, slot) in registrations.interceptors.enumerated() { registrations.byID[slot.id] = .interceptor(i) }
-        registrations.interceptorsEnded = 0
-    }
-
-    /// `uf_intercepted_json`: the action as JSON, made on first request.
-    func interceptedText() -> UnsafePointer<CChar>? {
-        if scratch.intercepted.jsonText == nil, let action = scratch.intercepted.header {
-            var object = actionDescription(action)
-            if let payload = scratch.intercepted.payload { object["payload"] = .object(payload) }
-            scratch.intercepted.jsonText = try? Memory.copy(JSONValue.object(object).jsonText, for: "an action's text")
-        }
-        return scratch.intercepted.jsonText.map { UnsafePointer($0) }
     }
 }

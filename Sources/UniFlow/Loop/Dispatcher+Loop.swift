@@ -19,9 +19,9 @@ extension Dispatcher: LoopContext {
         // texts, payloads, failures) costs as much again, so it is out of line.
         if let action = scratch.delivery.hotAction, record.key == nil, !action.lendsTexts,
            scratch.delivery.oldPayload == nil, scratch.delivery.newPayload == nil,
-           loop.capturePlain(record, for: subscription, id: hot.subscriptions[Int(subscription)].id, action: action,
+           loop.capturePlain(record, for: subscription, id: subscriptions.slots[Int(subscription)].id, action: action,
                              limit: options.deferredLimit) {
-            hot.subscriptions.pointer(Int(subscription)).pointee.waiting &+= 1
+            subscriptions.slots.pointer(Int(subscription)).pointee.waiting &+= 1
             return
         }
         captureInGeneral(record, for: subscription)
@@ -30,7 +30,7 @@ extension Dispatcher: LoopContext {
     /// `capture` of any mutation.
     @inline(never)
     private func captureInGeneral(_ record: MutationRecord, for subscription: Int32) {
-        var delivery = DeferredDelivery(subscription: subscription, id: hot.subscriptions[Int(subscription)].id, record: record)
+        var delivery = DeferredDelivery(subscription: subscription, id: subscriptions.slots[Int(subscription)].id, record: record)
         var header: ActionHeader? = nil
         var strings: ActionExtras? = nil
         do throws(UniFlowError) {
@@ -73,7 +73,7 @@ extension Dispatcher: LoopContext {
                                             strings: strings))
         }
         loop.pending += 1
-        hot.subscriptions.pointer(Int(subscription)).pointee.waiting += 1
+        subscriptions.slots.pointer(Int(subscription)).pointee.waiting += 1
         while loop.pending > options.deferredLimit, let oldest = popDelivery() {
             guard isWanted(oldest.delivery) else {
                 discard(oldest.delivery)
@@ -91,10 +91,10 @@ extension Dispatcher: LoopContext {
 
     @inline(__always)
     func isLive(subscription: Int32, id: UInt64) -> Bool {
-        hot.subscriptions[Int(subscription)].alive && hot.subscriptions[Int(subscription)].id == id
+        subscriptions.slots[Int(subscription)].alive && subscriptions.slots[Int(subscription)].id == id
     }
 
-    var watchesWaiting: Int { registrations.watchesWaiting }
+    var watchesWaiting: Int { watches.waiting }
 
     func nextHostTimer() -> (due: Bool, monotonicNanoseconds: UInt64)? {
         guard options.timers == .host, time.clock.kind == .monotonic, let next = time.store.peek()?.deadline else { return nil }
@@ -115,7 +115,7 @@ extension Dispatcher: LoopContext {
     @inline(__always)
     private func taken(_ subscription: Int32) {
         loop.taken()
-        hot.subscriptions.pointer(Int(subscription)).pointee.waiting &-= 1
+        subscriptions.slots.pointer(Int(subscription)).pointee.waiting &-= 1
     }
 
     private func popDelivery() -> (delivery: DeferredDelivery, owned: DeferredOwned?)? { loop.popDelivery() }
@@ -125,7 +125,7 @@ extension Dispatcher: LoopContext {
     /// A delivery that will never be made: counted for its subscription's next
     /// one, and reported.
     private func dropped(_ delivery: DeferredDelivery, action: ActionHeader?, _ failure: UniFlowError) {
-        hot.subscriptions.pointer(Int(delivery.subscription)).pointee.dropped += 1
+        subscriptions.slots.pointer(Int(delivery.subscription)).pointee.dropped += 1
         guard reportingActive else { return }
         report(.dropped, action: action, failure: failure,
                details: ReportDetails(subscription: delivery.id, seq: delivery.record.seq))
@@ -134,7 +134,7 @@ extension Dispatcher: LoopContext {
     /// An ended subscription's waiting deliveries no longer count (they are
     /// skipped when their turn comes, or purged now: `HostLoop.forget`).
     func dropDeliveries(of subscription: Int32) {
-        let slot = hot.subscriptions.pointer(Int(subscription))
+        let slot = subscriptions.slots.pointer(Int(subscription))
         let waiting = slot.pointee.waiting
         slot.pointee.waiting = 0
         loop.forget(waiting, self)
@@ -174,9 +174,9 @@ extension Dispatcher: LoopContext {
             // older ones meanwhile.
             done += makeDeliveries(through: model.seq)
             for index in pendingWatches {
-                guard let value = registrations.watches[index].pending else { continue }
+                guard let value = watches.slots[index].pending else { continue }
                 setPending(nil, ofWatch: index)
-                if registrations.watches[index].delivered != value || registrations.watches[index].delivered == nil {
+                if watches.slots[index].delivered != value || watches.slots[index].delivered == nil {
                     deliver(value, toWatch: index)
                     done += 1
                     if !queue.isEmpty { drainQueue() }
@@ -230,13 +230,13 @@ extension Dispatcher: LoopContext {
     @inline(__always)
     private func deliverPlain(_ record: inout MutationRecord, to index: Int32, id: UInt64, action: HotAction?) {
         record.subscriptionID = id
-        let slot = hot.subscriptions.pointer(Int(index))
+        let slot = subscriptions.slots.pointer(Int(index))
         record.dropped = slot.pointee.dropped
         slot.pointee.dropped = 0
         scratch.delivery.hotAction = action
-        registrations.notifyingDepth &+= 1
+        subscriptions.notifyingDepth &+= 1
         withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
-        registrations.notifyingDepth &-= 1
+        subscriptions.notifyingDepth &-= 1
         flushPendingRemovals()
         scratch.delivery.resetHot()
     }
@@ -245,8 +245,8 @@ extension Dispatcher: LoopContext {
         var record = delivery.record
         let index = delivery.subscription
         record.subscriptionID = delivery.id
-        record.dropped = hot.subscriptions[Int(index)].dropped
-        hot.subscriptions.pointer(Int(index)).pointee.dropped = 0
+        record.dropped = subscriptions.slots[Int(index)].dropped
+        subscriptions.slots.pointer(Int(index)).pointee.dropped = 0
         if let owned {
             scratch.delivery.oldPayload = owned.oldPayload
             scratch.delivery.newPayload = owned.newPayload
@@ -256,9 +256,9 @@ extension Dispatcher: LoopContext {
         } else {
             scratch.delivery.hotAction = delivery.hotAction
         }
-        registrations.notifyingDepth += 1
+        subscriptions.notifyingDepth += 1
         withUnsafeMutablePointer(to: &record) { call(subscription: index, $0) }
-        registrations.notifyingDepth -= 1
+        subscriptions.notifyingDepth -= 1
         flushPendingRemovals()
         scratch.delivery.reset()
         withExtendedLifetime(owned) {}

@@ -172,7 +172,7 @@ extension Dispatcher {
             committed.record.foreign = true
             foreignAction = mutation.action
             defer { foreignAction = nil }
-            announceToObservers(committed, subscribedBefore: registrations.nextID)
+            announceToObservers(committed, subscribedBefore: registrationIDs.next)
             return homeMutation(committed, action: mutation.action)
         }
     }

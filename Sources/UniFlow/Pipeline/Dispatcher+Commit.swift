@@ -74,7 +74,7 @@ extension Dispatcher {
         var record = mutation.record
         lendToCallbacks(mutation)
         let kindBit = MutationKind.bit(record.kind)
-        let subscribedBefore = registrations.nextID
+        let subscribedBefore = registrationIDs.next
         if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record, homes: inLineHomes) }
         deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
@@ -126,8 +126,8 @@ extension Dispatcher {
     /// after committing them all, and meanwhile subscribers may have made,
     /// ended or reused lists (the hot path reads the slot's, as it announces at once).
     func instanceList(of record: MutationRecord) -> Int32 {
-        guard let key = record.key, !registrations.keyedLists.isEmpty else { return -1 }
-        return registrations.keyedLists[InstanceName(feature: record.feature, key: String(cString: key))] ?? -1
+        guard let key = record.key, subscriptions.hasKeyedLists else { return -1 }
+        return subscriptions.list(of: InstanceName(feature: record.feature, key: String(cString: key)))
     }
 }
 

@@ -195,7 +195,7 @@ extension Dispatcher {
             stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, field: timers)
         }
         scratch.delivery.hotAction = action
-        deliver(&record, instanceList: instanceList, subscribedBefore: registrations.nextID)
+        deliver(&record, instanceList: instanceList, subscribedBefore: registrationIDs.next)
         scratch.delivery.resetHot()
         return Status.ok.rawValue
     }

@@ -57,7 +57,7 @@ extension Dispatcher {
         case .committed(let mutation):
             if policy == .staged {
                 staging!.actions.append(action)
-                staging!.committed.append((mutation, registrations.nextID))
+                staging!.committed.append((mutation, registrationIDs.next))
                 announceToBindings(mutation)
             } else {
                 announce(mutation)

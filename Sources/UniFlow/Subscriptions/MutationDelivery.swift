@@ -12,12 +12,45 @@ struct MutationDelivery {
     /// The action, whichever path applied it.
     var actionHeader: ActionHeader? { action ?? hotAction?.header }
     // Written only by the accessors below, which set `madeText` with them.
-    fileprivate(set) var oldPayloadText: UnsafeMutablePointer<CChar>?
-    fileprivate(set) var newPayloadText: UnsafeMutablePointer<CChar>?
-    fileprivate(set) var mutationText: UnsafeMutablePointer<CChar>?
+    private var oldPayloadCText: UnsafeMutablePointer<CChar>?
+    private var newPayloadCText: UnsafeMutablePointer<CChar>?
+    private var mutationCText: UnsafeMutablePointer<CChar>?
     /// Whether a text was handed out: what ending a delivery tests, once,
     /// instead of the three texts.
-    fileprivate(set) var madeText = false
+    private var madeText = false
+
+    // What a subscriber reads of the mutation it is given: text made on first
+    // request, kept until the delivery ends (nil when it cannot be allocated).
+
+    /// `uf_mutation_json`: `json` makes the mutation's JSON from the record and this delivery.
+    mutating func mutationText(_ record: MutationRecord,
+                               _ json: (MutationRecord, MutationDelivery) -> JSONValue) -> UnsafePointer<CChar>? {
+        if mutationCText == nil {
+            mutationCText = try? Memory.copy(json(record, self).jsonText, for: "a mutation's text")
+            madeText = true
+        }
+        return mutationCText.map { UnsafePointer($0) }
+    }
+
+    /// `uf_mutation_old_payload_json`: NULL when there was no old state.
+    mutating func oldPayloadText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
+        guard record.oldState >= 0 else { return nil }
+        if oldPayloadCText == nil {
+            oldPayloadCText = try? Memory.copy(JSONValue.object(oldPayload ?? JSONObject()).jsonText, for: "a payload's text")
+            madeText = true
+        }
+        return oldPayloadCText.map { UnsafePointer($0) }
+    }
+
+    /// `uf_mutation_new_payload_json`: NULL when there is no new state.
+    mutating func newPayloadText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
+        guard record.newState >= 0 else { return nil }
+        if newPayloadCText == nil {
+            newPayloadCText = try? Memory.copy(JSONValue.object(newPayload ?? JSONObject()).jsonText, for: "a payload's text")
+            madeText = true
+        }
+        return newPayloadCText.map { UnsafePointer($0) }
+    }
 
     /// `reset` after a hot-path delivery, which set nothing but `hotAction`.
     @inline(__always)
@@ -36,54 +69,12 @@ struct MutationDelivery {
     }
 
     private mutating func freeTexts() {
-        free(oldPayloadText)
-        free(newPayloadText)
-        free(mutationText)
-        oldPayloadText = nil
-        newPayloadText = nil
-        mutationText = nil
+        free(oldPayloadCText)
+        free(newPayloadCText)
+        free(mutationCText)
+        oldPayloadCText = nil
+        newPayloadCText = nil
+        mutationCText = nil
         madeText = false
     }
-}
-
-/// What a subscriber reads of the mutation it is given.
-extension Dispatcher {
-    // The accessors' text: made on first request, kept until the delivery ends
-    // (nil when the text cannot be allocated).
-
-    func mutationText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
-        if scratch.delivery.mutationText == nil {
-            scratch.delivery.mutationText = try? Memory.copy(mutationJSON(record, scratch.delivery).jsonText, for: "a mutation's text")
-            scratch.delivery.madeText = true
-        }
-        return scratch.delivery.mutationText.map { UnsafePointer($0) }
-    }
-
-    func oldPayloadText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
-        guard record.oldState >= 0 else { return nil }
-        if scratch.delivery.oldPayloadText == nil {
-            scratch.delivery.oldPayloadText = try? Memory.copy(JSONValue.object(scratch.delivery.oldPayload ?? JSONObject()).jsonText,
-                                                               for: "a payload's text")
-            scratch.delivery.madeText = true
-        }
-        return scratch.delivery.oldPayloadText.map { UnsafePointer($0) }
-    }
-
-    func newPayloadText(_ record: MutationRecord) -> UnsafePointer<CChar>? {
-        guard record.newState >= 0 else { return nil }
-        if scratch.delivery.newPayloadText == nil {
-            scratch.delivery.newPayloadText = try? Memory.copy(JSONValue.object(scratch.delivery.newPayload ?? JSONObject()).jsonText,
-                                                               for: "a payload's text")
-            scratch.delivery.madeText = true
-        }
-        return scratch.delivery.newPayloadText.map { UnsafePointer($0) }
-    }
-
-    /// A state's name as C borrows it (registered names live as long as the dispatcher).
-    func stateCName(_ state: Int32, of feature: Int32) -> UnsafePointer<CChar>? {
-        guard state >= 0 else { return nil }
-        return stateSlot(state, of: hot.features[Int(feature)]).name.pointer
-    }
-
-    func featureCName(_ feature: Int32) -> UnsafePointer<CChar> { hot.features[Int(feature)].name.pointer }
 }

@@ -1,58 +1,6 @@
 import CUniFlow
 import Glibc
 
-/// A watch (`uf_watch`, `uf_watch_deferred`): follows a value selected from the
-/// model and is called only when it changes.
-struct WatchSlot {
-    var id: UInt64
-    var callback: HostCallback<uf_watch_fn>
-    var selector: WatchSelector
-    var deferred: Bool
-    var alive = true
-    /// Its callback is on the stack: ending it now must defer `payload_free`.
-    var running = false
-    /// The value last delivered (nil before the first delivery).
-    var delivered: JSONValue?
-    /// Deferred: the latest value waiting for `uf_loop_run`.
-    var pending: JSONValue?
-    /// The feature its literal path starts with, once registered (-1: not yet).
-    var pathFeature: Int32 = -1
-    /// Its path goes into that feature's payload (`F.payload…`, `K.key.payload…`):
-    /// its value changes only with the payload or when the feature (or instance)
-    /// begins or ends, never with a change of state alone.
-    var readsPayloadOnly = false
-    /// Its path is the feature's state (`F.state`, `K.key.state`): every state's
-    /// name as a value, made when the feature is known, so that following a state
-    /// makes no string.
-    var stateNames: [JSONValue]?
-}
-
-/// A watch's selector: a JsonLogic rule over `{"model": ...}`, with what it may
-/// read worked out once.
-struct WatchSelector {
-    let rule: JSONValue
-    let compiled: JsonLogic.CompiledRule
-    /// The features its literal paths name (nil: a computed path, anything).
-    let reads: Set<String>?
-    /// `{"var": "model.F.a.b"}`: the path after `model`, read straight from the model.
-    let path: [String]?
-
-    init(_ rule: JSONValue) {
-        self.rule = rule
-        compiled = JsonLogic.CompiledRule(rule)
-        reads = JsonLogic.readMembers(rule, of: "model")
-        if case .object(let object) = rule, object.count == 1, object.entries[0].key == "var" {
-            let argument = object.entries[0].value
-            let text = argument.stringValue ?? (argument.arrayValue.flatMap { $0.count == 1 ? $0[0].stringValue : nil })
-            if let text, text.hasPrefix("model."), !text.hasSuffix(".") {
-                path = text.dropFirst("model.".count).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-                return
-            }
-        }
-        path = nil
-    }
-}
-
 /// What `uf_watch_event *` points to: a record on the delivering call's stack,
 /// holding what the callback may read. A watch made inside another's callback is
 /// delivered with its own record, so the outer one's stays as it was.
@@ -74,27 +22,69 @@ struct WatchEventRecord {
         self.value = value
         self.previous = previous
     }
+
+    /// `uf_watch_value_json` and `uf_watch_previous_json`, made on first request
+    /// (the value's in the dispatcher's `buffer` when it is free).
+    mutating func text(previous wantsPrevious: Bool, _ buffer: inout WatchTextBuffer) -> UnsafePointer<CChar>? {
+        if wantsPrevious {
+            guard let value = previous else { return nil }
+            if previousText == nil {
+                previousText = try? Memory.copy(value.jsonText, for: "a watch's value")
+            }
+            return UnsafePointer(previousText)
+        }
+        if valueText == nil, let made = buffer.text(of: value) {
+            valueText = made.text
+            valueTextLent = made.lent
+        }
+        return UnsafePointer(valueText)
+    }
+
+    /// Frees (or gives back to `buffer`) the text the callback asked for, once it has returned.
+    mutating func releaseTexts(_ buffer: inout WatchTextBuffer) {
+        if valueTextLent { buffer.giveBack() } else if let text = valueText { free(text) }
+        if let text = previousText { free(text) }
+        valueText = nil
+        previousText = nil
+    }
 }
 
-/// Watches (`docs/watches-and-interceptors.md`): evaluated once each outer call has
+extension Dispatcher: WatchContext {
+    func stateCount(of feature: Int32) -> Int32 { hot.features[Int(feature)].stateCount }
+
+    func setWatchFlag(of feature: Int32) {
+        if feature < 0 { hot.watchingAll = true } else { hot.features.pointer(Int(feature)).pointee.watched = true }
+    }
+
+    func clearWatchFlags() {
+        for f in 0..<hot.features.count { hot.features.pointer(f).pointee.watched = false }
+        hot.watchingAll = false
+    }
+}
+
+/// The dispatcher's side of the watches (`WatchRegistry`,
+/// `docs/watches-and-interceptors.md`): evaluated once each outer call has
 /// finished, over the final model, and only when a feature their selector may
 /// read changed.
+///
+/// Evaluating and calling are here, not in the registry: a selector reads the
+/// model (and a failing one is reported), and a callback is the host's code,
+/// which may watch, unsubscribe or submit, modifying the registry again. So no
+/// call runs inside a modifying access to `watches`: the loops walk watches by
+/// index and read their fields one by one, and the registry's changes
+/// (`setPending`, `takeDelivered`, `markEnded`) are short accesses between calls.
 extension Dispatcher {
     /// Adds a watch and, unless it is deferred, calls it with the current value
     /// before returning.
     func addWatch(_ selector: WatchSelector, deferred: Bool, _ callback: HostCallback<uf_watch_fn>,
                   identified: (UInt64) -> Void = { _ in }) throws(UniFlowError) -> UInt64 {
         try refuseWhileClosing(deferred ? "uf_watch_deferred" : "uf_watch")
-        let id = registrations.makeID()
+        let (id, index) = watches.add(selector, deferred: deferred, callback, ids: &registrationIDs, self)
         identified(id)
-        let index = registrations.watches.count
-        registrations.byID[id] = .watch(index)
-        registrations.watches.append(WatchSlot(id: id, callback: callback, selector: selector, deferred: deferred))
-        fileWatch(index)
         if batch != nil { batch!.watchAdded = true }
         let value = evaluate(watch: index)
         if deferred {
-            setPending(value, ofWatch: index)
+            watches.setPending(value, ofWatch: index)
             noteLoopWork()
         } else {
             deliver(value, toWatch: index)
@@ -102,62 +92,26 @@ extension Dispatcher {
         return id
     }
 
-    /// Files a watch under the features it may read.
-    private func fileWatch(_ index: Int) {
-        if let first = registrations.watches[index].selector.path?.first, let feature = featureIndex(named: first) {
-            setPathFeature(feature, ofWatch: index)
-        }
-        guard let reads = registrations.watches[index].selector.reads else {
-            registrations.watchesOfAll.append(index)
-            hot.watchingAll = true
-            return
-        }
-        for name in reads {
-            guard let feature = featureIndex(named: name) else { continue }
-            registrations.watchesByFeature.append(index, to: feature)
-            hot.features.pointer(Int(feature)).pointee.watched = true
-        }
-    }
-
     /// Features registered after a watch was made: file the watches that name them.
     func attachWatchesToNewFeatures(from first: Int32) {
-        guard !registrations.watches.isEmpty, first < Int32(hot.features.count) else { return }
-        for feature in first..<Int32(hot.features.count) {
-            let name = featureName(feature)
-            for (i, watch) in registrations.watches.enumerated() where watch.alive && watch.selector.reads?.contains(name) == true {
-                if watch.selector.path?.first == name { setPathFeature(feature, ofWatch: i) }
-                registrations.watchesByFeature.append(i, to: feature)
-                hot.features.pointer(Int(feature)).pointee.watched = true
-            }
-        }
-    }
-
-    private func setPathFeature(_ feature: Int32, ofWatch index: Int) {
-        registrations.watches[index].pathFeature = feature
-        guard let path = registrations.watches[index].selector.path else { return }
-        let part = instanceTable(of: feature) == nil ? 1 : 2
-        registrations.watches[index].readsPayloadOnly = path.count > part && path[part] == "payload"
-        if path.count == part + 1 && path[part] == "state" {
-            let count = hot.features[Int(feature)].stateCount
-            registrations.watches[index].stateNames = (0..<count).map { .string(stateName($0, feature: feature)) }
-        }
+        watches.attachToNewFeatures(from: first, self)
     }
 
     /// Ends a watch; its `payload_free` runs now, or when its callback returns.
     func endWatch(_ index: Int) {
-        registrations.watches[index].alive = false
-        registrations.watchesEnded += 1
-        if registrations.watches[index].pending != nil {
-            setPending(nil, ofWatch: index)
+        let ended = watches.markEnded(index)
+        if ended.hadPending {
             loop.dirty = true  // its waiting value no longer keeps the loop's descriptor readable
         }
-        registrations.byID[registrations.watches[index].id] = nil
-        if !registrations.watches[index].running {
-            let release = registrations.watches[index].callback.takeRelease()
-            release.run()
-        }
+        registrationIDs.remove(ended.id)
+        if !ended.running { watches.takeRelease(index).run() }
         // Its slot is reclaimed when the outer call settles.
         changes.any = true
+    }
+
+    /// `uf_dispatcher_free`: every watch's `payload_free`, each run outside the registry.
+    func releaseWatches() {
+        for i in watches.slots.indices where watches.slots[i].alive { watches.close(i).run() }
     }
 
     /// Notes that a feature changed, for the watches that read it.
@@ -182,16 +136,16 @@ extension Dispatcher {
             changes.everything = false
             // Callbacks called here only queue actions: the model, and so
             // `changes.payloads`, stays as it is until `drainQueue`.
-            for index in touched where registrations.watches[index].alive {
-                if registrations.watches[index].readsPayloadOnly && !everything
-                    && !changes.payloads.contains(registrations.watches[index].pathFeature) {
+            for index in touched where watches.slots[index].alive {
+                if watches.slots[index].readsPayloadOnly && !everything
+                    && !changes.payloads.contains(watches.slots[index].pathFeature) {
                     continue  // its value is the one it had after the last evaluation
                 }
                 let value = evaluate(watch: index)
-                if registrations.watches[index].deferred {
-                    if registrations.watches[index].delivered == value {
+                if watches.slots[index].deferred {
+                    if watches.slots[index].delivered == value {
                         // Back to the value the watch has: nothing waits for the loop any more.
-                        if registrations.watches[index].pending != nil {
+                        if watches.slots[index].pending != nil {
                             setPending(nil, ofWatch: index)
                             loop.dirty = true
                         }
@@ -199,7 +153,7 @@ extension Dispatcher {
                         setPending(value, ofWatch: index)
                         noteLoopWork()
                     }
-                } else if registrations.watches[index].delivered != value {
+                } else if watches.slots[index].delivered != value {
                     deliver(value, toWatch: index)
                 }
             }
@@ -213,43 +167,25 @@ extension Dispatcher {
             changes.retiredKeys.removeAll()
         }
         if !changes.emptiedTables.isEmpty { releaseEmptyInstanceTables() }
-        if registrations.watchesEnded > Self.watchesEndedBeforeCompacting { compactWatches() }
+        if watches.ended > WatchRegistry.endedBeforeCompacting { compactWatches() }
         changes.any = false
     }
 
-    /// Fewer ended watches than this are never worth a compaction.
-    static let watchesEndedBeforeCompacting = 16
-
-    /// Drops ended watches once they are many, so that adding and ending watches
-    /// for ever does not grow the lists (only between deliveries: indices move).
+    @inline(never)
     private func compactWatches() {
-        // `watchesEnded` counts exactly the ended slots (each ends once): no walk
-        // over every watch on every end.
-        let ended = registrations.watchesEnded
-        guard ended * 2 > registrations.watches.count,
-              !registrations.watches.contains(where: { $0.running }) else { return }
-        registrations.watches.removeAll { !$0.alive }
-        registrations.watchesEnded = 0
-        registrations.watchesByFeature.removeAll()
-        registrations.watchesOfAll.removeAll()
-        for f in 0..<hot.features.count { hot.features.pointer(f).pointee.watched = false }
-        hot.watchingAll = false
-        for i in registrations.watches.indices {
-            registrations.byID[registrations.watches[i].id] = .watch(i)
-            fileWatch(i)
-        }
+        watches.compact(ids: &registrationIDs, self)
     }
 
     /// The watches to evaluate, in id order.
     private func touchedWatches() -> [Int] {
-        if changes.everything { return Array(registrations.watches.indices) }
+        if changes.everything { return Array(watches.slots.indices) }
         // The usual outer call changes one feature: its list is the answer, in
         // order, and nothing is allocated.
-        if changes.features.count == 1 && registrations.watchesOfAll.isEmpty {
-            return registrations.watchesByFeature[changes.features[0]]
+        if changes.features.count == 1 && watches.ofAll.isEmpty {
+            return watches.byFeature[changes.features[0]]
         }
-        var touched = Set(registrations.watchesOfAll)
-        for feature in changes.features { touched.formUnion(registrations.watchesByFeature[feature]) }
+        var touched = Set(watches.ofAll)
+        for feature in changes.features { touched.formUnion(watches.byFeature[feature]) }
         return touched.sorted()
     }
 
@@ -257,18 +193,18 @@ extension Dispatcher {
     func evaluate(watch index: Int) -> JSONValue {
         // Fields read one by one: copying the slot or the selector would retain each
         // of their parts. A single feature's state, the most watched value, first.
-        if let names = registrations.watches[index].stateNames, instanceTable(of: registrations.watches[index].pathFeature) == nil {
-            let current = state(at: Place(feature: registrations.watches[index].pathFeature))
+        if let names = watches.slots[index].stateNames, instanceTable(of: watches.slots[index].pathFeature) == nil {
+            let current = state(at: Place(feature: watches.slots[index].pathFeature))
             return current < 0 ? .null : names[Int(current)]
         }
-        if let path = registrations.watches[index].selector.path,
-           let value = read(path, feature: registrations.watches[index].pathFeature, stateNames: registrations.watches[index].stateNames) {
+        if let path = watches.slots[index].selector.path,
+           let value = read(path, feature: watches.slots[index].pathFeature, stateNames: watches.slots[index].stateNames) {
             return value
         }
         do throws(UniFlowError) {
-            return try registrations.watches[index].selector.compiled.apply(data: ruleData(["model": lazyModel()]))
+            return try watches.slots[index].selector.compiled.apply(data: ruleData(["model": lazyModel()]))
         } catch {
-            reportWatch(registrations.watches[index].id, UniFlowError(.schema, "rule error: \(error.message)"))
+            reportWatch(watches.slots[index].id, UniFlowError(.schema, "rule error: \(error.message)"))
             return .null
         }
     }
@@ -315,61 +251,32 @@ extension Dispatcher {
     /// Calls a watch with a new value.
     func deliver(_ value: JSONValue, toWatch index: Int) {
         // The value delivered before moves out of the slot into the record: no copy.
-        var previous: JSONValue? = value
-        swap(&previous, &registrations.watches[index].delivered)
-        if registrations.watches[index].pending != nil { setPending(nil, ofWatch: index) }
+        let previous = watches.takeDelivered(value, ofWatch: index)
         // The callback's fields one by one: a copy of the whole slot would retain
         // its selector, its values and its callback on every delivery.
-        let function = registrations.watches[index].callback.function
-        let payload = registrations.watches[index].callback.payload
-        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: registrations.watches[index].id,
+        let function = watches.slots[index].callback.function
+        let payload = watches.slots[index].callback.payload
+        var record = WatchEventRecord(dispatcher: UnsafeMutableRawPointer(handle), id: watches.slots[index].id,
                                       value: value, previous: previous)
-        registrations.watches[index].running = true
+        watches.setRunning(index, true)
         let result = withUnsafeMutablePointer(to: &record) { function(OpaquePointer($0), payload) }
-        registrations.watches[index].running = false
-        if record.valueText != nil || record.previousText != nil { releaseTexts(of: record) }
-        if !registrations.watches[index].alive {
-            let release = registrations.watches[index].callback.takeRelease()
-            release.run()
+        watches.setRunning(index, false)
+        if record.valueText != nil || record.previousText != nil { record.releaseTexts(&scratch.watchText) }
+        if !watches.slots[index].alive {
+            watches.takeRelease(index).run()
         } else if result == UF_STOP {
             endWatch(index)
         }
     }
 
-    /// `uf_watch_value_json` and `uf_watch_previous_json`, made on first request.
-    func watchText(_ record: UnsafeMutablePointer<WatchEventRecord>, previous: Bool) -> UnsafePointer<CChar>? {
-        if previous {
-            guard let value = record.pointee.previous else { return nil }
-            if record.pointee.previousText == nil {
-                record.pointee.previousText = try? Memory.copy(value.jsonText, for: "a watch's value")
-            }
-            return UnsafePointer(record.pointee.previousText)
-        }
-        if record.pointee.valueText == nil, let made = scratch.watchText.text(of: record.pointee.value) {
-            record.pointee.valueText = made.text
-            record.pointee.valueTextLent = made.lent
-        }
-        return UnsafePointer(record.pointee.valueText)
-    }
-
-    /// Frees (or gives back) the text a callback asked for, once it has returned.
-    private func releaseTexts(of record: WatchEventRecord) {
-        if record.valueTextLent { scratch.watchText.giveBack() } else if let text = record.valueText { free(text) }
-        if let text = record.previousText { free(text) }
-    }
-
     /// Deferred watches with a value waiting, in id order.
-    var pendingWatches: [Int] {
-        guard registrations.watchesWaiting > 0 else { return [] }
-        return registrations.watches.indices.filter { registrations.watches[$0].alive && registrations.watches[$0].pending != nil }
-    }
+    var pendingWatches: [Int] { watches.pendingIndices }
 
-    /// Sets or clears a deferred watch's waiting value, counting the watches
-    /// that have one: a host's loop asks on every turn whether any does.
+    /// Sets or clears a deferred watch's waiting value. (Out of line, as the
+    /// other changes to the registry `settle` may make: inlined, they made it
+    /// keep the registry's address on every settle.)
+    @inline(never)
     func setPending(_ value: JSONValue?, ofWatch index: Int) {
-        let had = registrations.watches[index].pending != nil
-        registrations.watches[index].pending = value
-        registrations.watchesWaiting += (value != nil ? 1 : 0) - (had ? 1 : 0)
+        watches.setPending(value, ofWatch: index)
     }
 }
-

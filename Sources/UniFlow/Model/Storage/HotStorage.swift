@@ -13,10 +13,7 @@ import Glibc
 // straight from their C bytes. Nothing in this file retains, and nothing outside
 // `Dispatcher` sees these types.
 
-/// A list of subscription slot indices, ordered by subscription id.
-typealias SlotList = UnsafeVector<Int32>
-
-/// What a dispatch needs to know about a feature (64 bytes).
+/// What a dispatch needs to know about a feature (48 bytes).
 struct FeatureSlot {
     /// The current state's index within the feature, or -1 when absent (single
     /// features; a keyed feature's instances keep theirs in its `InstanceTable`).
@@ -51,8 +48,6 @@ struct FeatureSlot {
     /// no state has a timer (most features: they keep no entries).
     var timerSpecStarts: Int32 = -1
     var name: CName
-    /// Subscriptions whose filter names this feature without a key.
-    var subscribers = SlotList()
 }
 
 /// What a dispatch needs to know about a state (16 bytes).
@@ -116,31 +111,6 @@ struct EventTargetSlot {
     var item: Int32
 }
 
-/// A subscription, with its filter compiled to indices.
-struct SubscriptionSlot {
-    var id: UInt64
-    var callback: HostCallback<uf_subscriber_fn>
-    /// Bit `1 << kind` for each mutation kind that matches.
-    var kinds: UInt8
-    /// -1: any feature (the `AnyMutation` list).
-    var feature: Int32
-    /// -1: any; otherwise the state index the old / new state must have.
-    var oldState: Int32
-    var newState: Int32
-    /// Its filter names one instance (`F[key]`): that key's list, in
-    /// `HotStorage.keyedLists`, which it is in (-1: not keyed).
-    var list: Int32 = -1
-    /// Delivered by `uf_loop_run` on the host's thread (`uf_subscribe_deferred`).
-    var deferred: Bool
-    var alive: Bool
-    /// Its callback is on the stack: ending it now must defer `payload_free`.
-    var running: Bool
-    /// Deferred: deliveries dropped since the last one made (`uf_mutation_dropped`).
-    var dropped: UInt64 = 0
-    /// Deferred: its deliveries waiting in the loop's queue.
-    var waiting = 0
-}
-
 /// The flat tables of one dispatcher. Trivially copyable on purpose: a
 /// member holding a reference made every call on `hot` copy the whole struct.
 struct HotStorage {
@@ -149,11 +119,6 @@ struct HotStorage {
     var states = UnsafeVector<StateSlot>()
     var transitionBits = UnsafeVector<UInt64>()
     var transitionPairs = UnsafeVector<UInt64>()
-    var subscriptions = UnsafeVector<SubscriptionSlot>()
-    /// Subscriptions to every mutation (`AnyMutation`).
-    var anySubscribers = SlotList()
-    /// The subscription lists of single instances (`F[key]` filters).
-    var keyedLists = UnsafeVector<SlotList>()
     /// The live instances of each keyed feature.
     var instanceTables = UnsafeVector<InstanceTable>()
     var eventLists = UnsafeVector<EventEntry>()
@@ -465,10 +430,7 @@ struct HotStorage {
     }
 
     mutating func deallocate() {
-        for i in 0..<features.count { features.pointer(i).pointee.subscribers.deallocate() }
-        for i in 0..<keyedLists.count { keyedLists.pointer(i).pointee.deallocate() }
         for i in 0..<instanceTables.count { instanceTables.pointer(i).pointee.deallocate() }
-        keyedLists.deallocate()
         instanceTables.deallocate()
         eventLists.deallocate()
         eventTargets.deallocate()
@@ -478,8 +440,6 @@ struct HotStorage {
         states.deallocate()
         transitionBits.deallocate()
         transitionPairs.deallocate()
-        subscriptions.deallocate()
-        anySubscribers.deallocate()
         names.deallocate()
     }
 }

@@ -12,7 +12,7 @@ struct InstanceSlot {
     /// slot keeps the next free slot in `next`.
     var prev: Int32 = -1
     var next: Int32 = -1
-    /// The list of `F[key]` subscriptions in `HotStorage.keyedLists`, or -1.
+    /// The list of `F[key]` subscriptions in `SubscriptionRegistry.keyedLists`, or -1.
     var subscribers: Int32 = -1
     /// The first of the instance's armed state timers (`TimerStore`), or -1.
     var timers: Int32 = -1
