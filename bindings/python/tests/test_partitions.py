@@ -147,3 +147,19 @@ def test_applying_refuses_gaps() -> None:
         b.apply_record(log.records[4][0])
         b.apply_record(log.records[4][1])
         assert b.state == a.state
+
+
+def test_a_partition_snapshot_starts_a_fresh_node() -> None:
+    log = Log()
+    with node("a", log) as a, node("c", log) as c:
+        a.claim(4)
+        a.claim(0)
+        a.initialize("Counter", "Idle")
+        a.initialize("Download", "Queued", key="a")
+        for p in (0, 4):
+            c.apply_record(a.snapshot_partition(p))
+        assert c.state == a.state
+        assert {"p": 0, "version": 2, "owner": "a", "mine": False} in c.partitions()
+        a.transition("Download", into="Done", key="a")
+        catch_up(c, log)
+        assert c.state == a.state

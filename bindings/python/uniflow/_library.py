@@ -204,6 +204,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "uf_partition_claim": (c_int, [_P, c_uint32]),
     "uf_partition_release": (c_int, [_P, c_uint32]),
     "uf_partitions_get": (c_int, [_P, _OUT]),
+    "uf_partition_snapshot": (c_int, [_P, c_uint32, _OUT]),
     "uf_mutation_foreign": (c_int, [_P]),
 }
 

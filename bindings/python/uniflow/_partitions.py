@@ -49,6 +49,12 @@ class Partitions:
         text = self._text_result(require(self._lib, "uf_partitions_get"))
         return json.loads(text) if text else []
 
+    def snapshot_partition(self, p: int) -> str:
+        """A snapshot of partition ``p`` as record text (``uf_partition_snapshot``):
+        :meth:`apply_record` on a node whose copy of ``p`` is older replaces it."""
+        text = self._text_result(require(self._lib, "uf_partition_snapshot"), _partition(p))
+        return text or ""
+
     def claim(self, p: int) -> None:
         """Makes this node the owner of partition ``p`` by writing a claim record through
         the record sink. :class:`uniflow.Conflict` when the log moved on: apply what is
