@@ -481,7 +481,8 @@ final class Node {
                 counting = true
                 // Runs count what comes after what the global records said when the counter began.
                 for (q, records) in log.records where q != 4 {
-                    for (v, text) in records.enumerated() where UInt64(v + 1) > (afterOfGlobal[q] ?? UInt64(records.count)) {
+                    // A partition the record's `after` does not name is at 0.
+                    for (v, text) in records.enumerated() where UInt64(v + 1) > (afterOfGlobal[q] ?? 0) {
                         let lines = try! JSONParser.parse(text).objectValue!["lines"]?.arrayValue ?? []
                         doneAfterStart += lines.filter { $0.objectValue?["state"] == .string("Done") }.count
                     }

@@ -12,9 +12,10 @@ extension Dispatcher {
 
     /// Keeps a record of partition `q` (not the global one) for the runs, when
     /// they have not yet covered it.
-    func keepForHome(_ q: Int, version: UInt64, _ mutations: [HomeBindings.Mutation]) {
-        guard q != partitioning!.global, homes.keeps(q, version: version), hasGlobalBindings else { return }
-        homes.keep(q, HomeBindings.PendingRecord(version: version, mutations: mutations))
+    /// (`mutations` is made only then: most models have no such binding.)
+    func keepForHome(_ q: Int, version: UInt64, _ mutations: () -> [HomeBindings.Mutation]) {
+        guard q != partitioning!.global, hasGlobalBindings, homes.keeps(q, version: version) else { return }
+        homes.keep(q, HomeBindings.PendingRecord(version: version, mutations: mutations()))
     }
 
     /// A committed mutation as the runs keep it.

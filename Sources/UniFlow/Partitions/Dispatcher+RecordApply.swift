@@ -76,7 +76,7 @@ extension Dispatcher {
             partitioning!.advance(p, to: version, hash: hash)
             let claimed = record["claim"] != nil
             partitioning!.setOwner(claimed ? PartitionTable.Owner(node: node, incarnation: incarnation) : nil, of: p)
-            if p == table.global, let after { homes.committed(after) }
+            if p == table.global, let after { homes.committed(after, partitions: table.count) }
             return
         }
         guard case .array(let lines) = try field(record, "lines") else {
@@ -84,10 +84,14 @@ extension Dispatcher {
         }
         let mutations = try checkedLines(lines, partition: p, table: table)
         partitioning!.advance(p, to: version, hash: hash)
+        let keeping = p != table.global && hasGlobalBindings
         var kept: [HomeBindings.Mutation] = []
-        for mutation in mutations { kept.append(try install(mutation)) }
-        if p == table.global, let after { homes.committed(after) }
-        keepForHome(p, version: version, kept)
+        for mutation in mutations {
+            let installed = try install(mutation)
+            if keeping { kept.append(homeMutation(installed, action: mutation.action)) }
+        }
+        if p == table.global, let after { homes.committed(after, partitions: table.count) }
+        if keeping { keepForHome(p, version: version) { kept } }
         runHomeBindings()
     }
 
@@ -160,8 +164,8 @@ extension Dispatcher {
 
     /// Installs one checked mutation and tells subscribers and watches; returns
     /// it as bindings across partitions keep it.
-    private func install(_ mutation: ForeignMutation) throws(UniFlowError) -> HomeBindings.Mutation {
-        try withOptionalCString(mutation.key) { (key) throws(UniFlowError) -> HomeBindings.Mutation in
+    private func install(_ mutation: ForeignMutation) throws(UniFlowError) -> CommittedMutation {
+        try withOptionalCString(mutation.key) { (key) throws(UniFlowError) -> CommittedMutation in
             var header = ActionHeader(kind: Self.actionKind(of: mutation.kind), feature: mutation.feature)
             header.key = key
             header.into = mutation.state
@@ -173,7 +177,7 @@ extension Dispatcher {
             foreignAction = mutation.action
             defer { foreignAction = nil }
             announceToObservers(committed, subscribedBefore: registrationIDs.next)
-            return homeMutation(committed, action: mutation.action)
+            return committed
         }
     }
 

@@ -80,7 +80,7 @@ extension Dispatcher {
             return failure
         }
         commitBatch()
-        keepForHome(p, version: partitioning![p].version, staged.committed.map { homeMutation($0.mutation) })
+        keepForHome(p, version: partitioning![p].version) { staged.committed.map { homeMutation($0.mutation) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
         return nil
@@ -132,7 +132,7 @@ extension Dispatcher {
             if status != Status.ok.rawValue { return Self.sinkRefusal(status, partition: table.name(of: p), version: version) }
         }
         partitioning!.advance(p, to: version, hash: FNV1a.hash32(text))
-        if let after, let map = HomeBindings.parse(after) { homes.committed(map) }
+        if let after, let map = HomeBindings.parse(after) { homes.committed(map, partitions: table.count) }
         return nil
     }
 

@@ -54,20 +54,24 @@ struct HomeBindings {
     }
 
     /// `after` as a record of the global partition carries it.
+    /// A partition it does not name is at 0 (nothing run over yet): records of
+    /// a model with many partitions stay small while few are written.
     func json(with extra: (partition: Int, version: UInt64)? = nil) -> JSONValue {
         var map = after
         if let extra { map[extra.partition] = extra.version }
         var object = JSONObject()
-        for q in map.keys.sorted() { object[String(q)] = .int(Int64(map[q]!)) }
+        for q in map.keys.sorted() where map[q]! > 0 { object[String(q)] = .int(Int64(map[q]!)) }
         return .object(object)
     }
 
     /// A global record carrying `after` was accepted or applied: what it says
-    /// holds, and the records it covers need not be kept.
-    mutating func committed(_ map: [Int: UInt64]) {
-        for (q, version) in map {
-            after[q] = max(after[q] ?? 0, version)
-            pending[q]?.removeAll { $0.version <= after[q]! }
+    /// holds (a partition it does not name is at 0), and the records it covers
+    /// need not be kept.
+    mutating func committed(_ map: [Int: UInt64], partitions count: Int) {
+        for q in 0..<count {
+            let version = max(after[q] ?? 0, map[q] ?? 0)
+            after[q] = version
+            pending[q]?.removeAll { $0.version <= version }
             if pending[q]?.isEmpty == true { pending[q] = nil }
         }
         unwritten = 0

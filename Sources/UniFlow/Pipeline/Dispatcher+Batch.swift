@@ -122,7 +122,7 @@ extension Dispatcher {
             if let refused = writeRecord(partition: p, body: ["lines": .array(lines)]) {
                 throw rollBack(refused, at: nil, reporting: actions.last?.header)
             }
-            keepForHome(p, version: partitioning![p].version, committed.map { homeMutation($0) })
+            keepForHome(p, version: partitioning![p].version) { committed.map { homeMutation($0) } }
         }
         if journal != nil {
             do throws(UniFlowError) {
