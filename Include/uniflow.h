@@ -113,6 +113,11 @@ int uf_version_number(void);
 #define UF_ENOMEM   -10   /* out of memory */
 #define UF_EIO      -11   /* a file could not be read (or the journal written) */
 #define UF_EBUSY    -12   /* uf_dispatch_try only: another thread is processing; nothing done */
+/* Partitioned dispatchers (scale-out across processes, docs/scale-out.md): */
+#define UF_ENOTOWNER    -13  /* the action's partition is owned by another node, or by none */
+#define UF_ECONFLICT    -14  /* the log refused a record: another got there first */
+#define UF_EUNAVAILABLE -15  /* the log did not answer; the outcome is unknown until it is read */
+#define UF_EGAP         -16  /* a record came before the ones it follows */
 
 /* The status of the last failed call on this thread; 0 before any failure.
  * A failing void function (a refused uf_dispatcher_free) sets it too. */
@@ -167,6 +172,11 @@ typedef struct uf_dispatcher uf_dispatcher;
  *                     clock and may be off by about a tick (docs/time.md)
  *   "deferred_limit": integer >= 1 (default 100000) — deliveries that may wait for
  *                     uf_loop_run(); past it the oldest is dropped and reported
+ *   "partitions":     integer 1-1024, together with
+ *   "node":           a name ([A-Za-z_][A-Za-z0-9_]*, at most 64 bytes) — a
+ *                     partitioned dispatcher, one node of a model shared across
+ *                     processes (see "Partitions" below, docs/scale-out.md); one
+ *                     without the other is UF_EINVAL
  * An unknown option or a bad value is UF_EINVAL; malformed JSON is UF_EJSON (and
  * text nested deeper than 256 levels UF_ESCHEMA, as everywhere).
  * out must not be NULL; *out is set to NULL on failure. */
@@ -404,6 +414,10 @@ const char *uf_mutation_new_payload_json(const uf_mutation *m); /* NULL on deini
 const char *uf_mutation_json(const uf_mutation *m);
 /* Counts applied mutations of the dispatcher from 1. */
 uint64_t uf_mutation_seq(const uf_mutation *m);
+/* 1 for a mutation installed from a record (uf_record_apply: written by another
+ * node, or this node's own record read back from the log), 0 for one this
+ * dispatcher processed. */
+int uf_mutation_foreign(const uf_mutation *m);
 /* The instance's key; NULL for a single feature. */
 const char *uf_mutation_key(const uf_mutation *m);
 /* A deferred delivery (uf_subscribe_deferred): how many deliveries to this
@@ -728,6 +742,111 @@ int uf_intercepted_set_reason(uf_intercepted *a, const char *reason);
  * state and the event. As uf_dispatch otherwise. */
 int uf_send(uf_dispatcher *d, const char *feature, const char *key, const char *event,
             const char *payload_json);
+
+/* ------------------------------------------------------------------------------
+ * Partitions (docs/scale-out.md)
+ *
+ * A dispatcher made with the options "partitions": N and "node": NAME is one node
+ * of a model that several processes share. Each instance of a keyed feature lives
+ * in partition fnv1a32(key) mod N (FNV-1a, 32 bits, over the key's bytes); every
+ * single feature lives in the global partition, numbered N. Only the owner of a
+ * partition changes it: an action whose instance lives in a partition this node
+ * does not own is UF_ENOTOWNER, checked after the action's input checks and before
+ * its precondition, reported as "rejected", and changes nothing; its message names
+ * the partition and its owner. The actions one outer call processes (its cascade,
+ * a batch) stay in the partition of its first action: a queued action of another
+ * partition is UF_ENOTOWNER for that action alone; a batch that mixes partitions
+ * is UF_ENOTOWNER, naming the index of the first action of another partition. A
+ * partitioned dispatcher starts owning nothing. Reads answer from this node's copy
+ * of every partition. On a dispatcher that is not partitioned these functions are
+ * UF_EMISUSE.
+ * ------------------------------------------------------------------------------ */
+
+/* Where a feature's instance lives: *p = its partition (key NULL for a single
+ * feature: the global partition, N). UF_ENOTFOUND for an unknown feature;
+ * UF_EINVAL for a missing key on a keyed feature, a key on a single feature, or a
+ * key that breaks the key rules (docs/instances.md). */
+int uf_partition_of(uf_dispatcher *d, const char *feature, const char *key, uint32_t *p);
+
+/* Records. Everything one outer call changes (an action and its cascade, a timer
+ * firing, a claim, a release) is one record of one partition, a JSON object
+ * written in one piece:
+ *   {"uniflow_record": 1, "fingerprint": "<16 hex digits, as the journal's>",
+ *    "partitions": N, "partition": p, "version": v, "prev": "<fnv1a32 of the
+ *    previous record's bytes, 8 hex digits>" | null, "node": NAME,
+ *    "incarnation": "<16 hex digits>", "at": ms, "lines": [...],
+ *    "after": {...} (records of the global partition only)}
+ * "lines" are the journal's lines (docs/journal.md), each mutation line with the
+ * action object of its reports; a claim record has "claim": NAME and a release
+ * record "release": NAME instead. "version" counts a partition's records from 1.
+ * Each partitioned dispatcher draws a random incarnation when it is made: a node
+ * restarted under the same name is another owner. */
+typedef struct uf_record uf_record;
+/* Returns UF_OK when the log has the record, UF_ECONFLICT when the log refused it
+ * because another record got there first, UF_EUNAVAILABLE when the log did not
+ * answer (any other value fails the call with UF_ECALLBACK). */
+typedef int (*uf_record_fn)(const uf_record *r, void *payload);
+
+/* Installs the record sink: called once per record, on the processing thread,
+ * before anything of the outer call is visible. On anything but UF_OK the whole
+ * outer call is rolled back (the model, its timers and the partition's version
+ * are as before, one "rejected" report carries the status, and the call returns
+ * it). Model bindings and interceptors run while the call is processed;
+ * subscribers, watches and the reporter see its mutations after the record is
+ * accepted, in order; actions they queue run as further outer calls, one record
+ * each, before the call returns. Via callbacks, interceptors and handlers that
+ * ran are not undone: side effects belong after the commit. Without a sink every
+ * record is accepted at once. fn NULL removes the sink; a replaced sink's
+ * payload_free runs at once (so does this one's when the call fails), and the
+ * last one's when the dispatcher is freed. */
+int uf_record_sink(uf_dispatcher *d, uf_record_fn fn, void *payload, void (*payload_free)(void *));
+/* The record's JSON text, its partition and its version; valid during the sink's
+ * call. NULL / UF_EINVAL for a NULL record or out pointer. */
+const char *uf_record_json(const uf_record *r);
+int uf_record_partition(const uf_record *r, uint32_t *p);
+int uf_record_version(const uf_record *r, uint64_t *v);
+
+/* Applies a record of this model read from the log: a record with a version at or
+ * below the partition's is already applied (UF_OK, nothing changes: duplicates
+ * are harmless); one above version+1 is UF_EGAP and changes nothing; one whose
+ * "prev" is not the hash of the last record applied is UF_ECONFLICT (the log's
+ * history diverged) and changes nothing; another fingerprint or another number
+ * of partitions is UF_ESCHEMA; a malformed record is UF_EJSON or UF_ESCHEMA,
+ * naming what is wrong, and changes nothing. A claim record makes its node and
+ * incarnation the partition's owner (ending this node's ownership when it is
+ * another's); a release leaves it without one. The lines are installed the way a
+ * replay installs a journal's (no via, no interceptors, no preconditions, no model
+ * bindings), then subscribers and watches are told of each mutation
+ * (uf_mutation_foreign() is 1 for them), with the JSON the writer's subscribers
+ * saw but for "seq". UF_EMISUSE inside a callback of the dispatcher. */
+int uf_record_apply(uf_dispatcher *d, const char *record_json);
+
+/* A snapshot of partition p: {"uniflow_record": 1, "fingerprint", "partitions",
+ * "partition": p, "version": v, "prev": <the hash of the last record it includes>,
+ * "snapshot": {"model": <the partition's features or instances, as uf_state_get
+ * writes them>}, "owner": {"node", "incarnation"} | null, "after" (the global
+ * partition)}. uf_record_apply of a snapshot whose version is above the
+ * partition's replaces the partition with it: no mutation is notified, the state
+ * timers of what it installs are armed afresh, and uf_partitions_get shows the new
+ * version; one at or below it changes nothing. Logs use snapshots to start new
+ * nodes quickly and to drop old records. *json is freed with uf_free. */
+int uf_partition_snapshot(uf_dispatcher *d, uint32_t p, char **json);
+
+/* Makes this node the owner of partition p (0 to N, N the global partition;
+ * another number is UF_EINVAL) by writing a claim record through the sink: a
+ * claim the sink refuses (UF_ECONFLICT: the log moved on; apply what is new, then
+ * claim again) changes nothing. Claiming a partition this node owns writes a new
+ * claim. UF_EMISUSE inside a callback of the dispatcher. */
+int uf_partition_claim(uf_dispatcher *d, uint32_t p);
+
+/* Stops owning partition p by writing a release record: it has no owner then.
+ * UF_ENOTOWNER when this node does not own it; UF_EINVAL for a number that is no
+ * partition; UF_EMISUSE inside a callback of the dispatcher. */
+int uf_partition_release(uf_dispatcher *d, uint32_t p);
+
+/* The partitions as JSON: [{"p": 0, "version": 12, "owner": "a" | null,
+ * "mine": true}, ...], the global partition last. *json is freed with uf_free. */
+int uf_partitions_get(uf_dispatcher *d, char **json);
 
 /* ------------------------------------------------------------------------------
  * Graphs

@@ -236,11 +236,11 @@ typedef struct topic {
 #define TOPIC_ENTRY(prefix) \
     {#prefix, prefix##_scenarios, prefix##_scenario_count, prefix##_modes, prefix##_mode_count}
 
-static topic topics[5];
+static topic topics[6];
 
 static void init_topics(void) {
     topic all[] = {TOPIC_ENTRY(core), TOPIC_ENTRY(time), TOPIC_ENTRY(instances), TOPIC_ENTRY(watch),
-                   TOPIC_ENTRY(events)};
+                   TOPIC_ENTRY(events), TOPIC_ENTRY(partitions)};
     _Static_assert(sizeof all == sizeof topics, "topics");
     memcpy(topics, all, sizeof all);
 }
@@ -261,10 +261,27 @@ static void check_scenario(scenario *s) {
            (unsigned long long)s->applied, (unsigned long long)s->notified);
 }
 
+void skip_scenario(scenario *s, const char *why) {
+    printf("{\"skipped\":\"%s\",\"reason\":\"", s->name);
+    for (const char *c = why; *c; ++c) {
+        if (*c == '"' || *c == '\\') putchar('\\');
+        if ((unsigned char)*c >= 0x20) putchar(*c);
+    }
+    printf("\"}\n");
+    fprintf(stderr, "bench_c: %s skipped: %s\n", s->name, why);
+    s->enabled = 0;
+}
+
+/* What a scenario with a prepare step needs before a run of n (not timed). */
+static void prepare(scenario *s, long n) {
+    if (s->prepare) s->prepare(s, n);
+}
+
 /* Runs the scenario until a batch takes `ms`, and returns the batch size for it. */
 static long calibrate(scenario *s, double ms) {
     long n = 1000;
     for (;;) {
+        prepare(s, n);
         double t0 = now_ns();
         s->run(s, n);
         double elapsed = now_ns() - t0;
@@ -299,7 +316,9 @@ static int run_actions(int reps, double ms, long fixed_iters, long warmup, const
         if (!s->enabled) continue;
         double t0 = now_ns();
         s->setup(s);
+        if (!s->enabled) continue;
         fprintf(stderr, "bench_c: set up %s in %.0f ms\n", s->name, (now_ns() - t0) / 1e6);
+        prepare(s, warmup);
         s->run(s, warmup);
         s->iters = fixed_iters > 0 ? fixed_iters : calibrate(s, ms);
         check_single_thread(s->name);
@@ -307,6 +326,7 @@ static int run_actions(int reps, double ms, long fixed_iters, long warmup, const
     for (int rep = 0; rep < reps; ++rep) {
         FOR_EACH_SCENARIO(s) {
             if (!s->enabled) continue;
+            prepare(s, s->iters);
             double t0 = now_ns();
             s->run(s, s->iters);
             print_sample(s->name, rep, (now_ns() - t0) / (double)s->iters, s->iters);

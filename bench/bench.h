@@ -6,7 +6,8 @@
  * action scenarios of every topic interleaved, or one of the topics' modes.
  * The scenarios live in files by topic: scenarios_core.c (the first rounds' C
  * hot path, JSON path, threads and memory), scenarios_time.c,
- * scenarios_instances.c, scenarios_watch.c and scenarios_events.c.
+ * scenarios_instances.c, scenarios_watch.c, scenarios_events.c and
+ * scenarios_partitions.c.
  *
  * Include it first: it defines _GNU_SOURCE before any system header.
  */
@@ -78,6 +79,11 @@ struct scenario {
     void (*run)(scenario *, long n);
     /* Optional: more checks after the run (die on failure). */
     void (*check)(scenario *);
+    /* Optional: called before each run of n actions (the warm-up, each
+     * calibration batch, each repetition), outside the time measured: makes what
+     * the run consumes (uf_record_apply_one's records). Under callgrind the
+     * scenario's line in driver.py counts the runner alone (--toggle-collect). */
+    void (*prepare)(scenario *, long n);
     /* filled by setup */
     uf_dispatcher *d;
     uf_action act[2];
@@ -90,7 +96,9 @@ struct scenario {
     uint64_t extra;     /* a second counter, read by the scenario's check */
     int phase;          /* which of the two actions goes next */
     long iters;
-    int enabled;
+    int enabled;        /* a setup that cannot run its row (the library or its
+                           header lacks the feature) prints {"skipped"} (skip_scenario)
+                           and sets it to 0: the row is "not run" */
     int is_parse_only;  /* a jansson baseline: nothing is applied or notified */
 };
 
@@ -102,6 +110,11 @@ struct scenario {
 
 #define SCENARIO(n, w, s, r) {.name = n, .what = w, .setup = s, .run = r}
 #define SCENARIO_CHECKED(n, w, s, r, c) {.name = n, .what = w, .setup = s, .run = r, .check = c}
+#define SCENARIO_PREPARED(n, w, s, p, r, c) {.name = n, .what = w, .setup = s, .prepare = p, .run = r, .check = c}
+
+/* Called by a setup whose row cannot run here: prints {"skipped": name,
+ * "reason": why} (a note under the table) and disables the scenario. */
+void skip_scenario(scenario *s, const char *why);
 
 /* Runners shared by the topics. Each checks every status (UF_OK or die) and
  * adds what it applied to s->applied. */
@@ -129,6 +142,13 @@ extern const char *const transfer_payload;
 /* uf_dispatch_actualize's setup: Transfer in InProgress, act[0] an actualize with
  * transfer_payload as payload_json. */
 void setup_dispatch_actualize(scenario *s);
+/* Transfer: Idle, and InProgress with the 5 fields of transfer_payload. */
+extern const char *const transfer_definition;
+/* Submits Transfer's initialization into InProgress with transfer_payload. */
+void initialize_transfer(uf_dispatcher *d);
+/* uf_submit_actualize's text: an actualize of Transfer in InProgress with
+ * transfer_payload. */
+extern const char *const actualize_json;
 
 /* ------------------------------------------------------------------- modes */
 
@@ -182,6 +202,7 @@ TOPIC(time)
 TOPIC(instances)
 TOPIC(watch)
 TOPIC(events)
+TOPIC(partitions)
 
 #undef TOPIC
 

@@ -137,22 +137,28 @@ static void setup_jansson_toggle(scenario *s) {
 const char *const transfer_payload =
     "{\"progress\":42.5,\"bytes\":1048576,\"total\":4194304,"
     "\"url\":\"https://example.com/files/archive.tar.gz\",\"paused\":false}";
-static const char *actualize_json =
+const char *const actualize_json =
     "{\"kind\":\"actualize\",\"feature\":\"Transfer\",\"in\":\"InProgress\",\"payload\":"
     "{\"progress\":42.5,\"bytes\":1048576,\"total\":4194304,"
     "\"url\":\"https://example.com/files/archive.tar.gz\",\"paused\":false}}";
 
-static void setup_transfer_dispatcher(scenario *s) {
-    s->d = new_dispatcher(NULL);
-    check_status(uf_register(s->d,
-        "{\"feature\":\"Transfer\",\"states\":{\"Idle\":{},\"InProgress\":{\"fields\":{"
-        "\"progress\":\"number\",\"bytes\":\"integer\",\"total\":\"integer\","
-        "\"url\":\"string\",\"paused\":\"boolean\"}}}}"), UF_OK, "register Transfer");
-    subscribe_counter(s->d, "AnyMutationOf<Transfer>", &s->notified);
+const char *const transfer_definition =
+    "{\"feature\":\"Transfer\",\"states\":{\"Idle\":{},\"InProgress\":{\"fields\":{"
+    "\"progress\":\"number\",\"bytes\":\"integer\",\"total\":\"integer\","
+    "\"url\":\"string\",\"paused\":\"boolean\"}}}}";
+
+void initialize_transfer(uf_dispatcher *d) {
     text t = {0};
     text_add(&t, "{\"kind\":\"initialize\",\"feature\":\"Transfer\",\"into\":\"InProgress\",\"payload\":%s}", transfer_payload);
-    submit(s->d, t.p);
+    submit(d, t.p);
     text_free(&t);
+}
+
+static void setup_transfer_dispatcher(scenario *s) {
+    s->d = new_dispatcher(NULL);
+    check_status(uf_register(s->d, transfer_definition), UF_OK, "register Transfer");
+    subscribe_counter(s->d, "AnyMutationOf<Transfer>", &s->notified);
+    initialize_transfer(s->d);
     s->notified = 0;
 }
 

@@ -51,6 +51,29 @@ static inline char *fuzz_cstring(const uint8_t *data, size_t size) {
 /* A status any int-returning function (but uf_version_number) may return. */
 static inline int fuzz_status_known(int status) { return status >= UF_EIO && status <= UF_QUEUED; }
 
+/* ...and on a partitioned dispatcher also UF_ENOTOWNER to UF_EGAP (UF_EBUSY, -12,
+ * between them, is uf_dispatch_try's alone). */
+static inline int fuzz_status_known_partitioned(int status) {
+    return fuzz_status_known(status) || (status >= UF_EGAP && status <= UF_ENOTOWNER);
+}
+
+/* Checks that a failure left uf_last_status() equal to it and a message. */
+static inline void fuzz_check_failure(const char *what, int status) {
+    if (status < 0) {
+        FUZZ_ASSERT(uf_last_status() == status, "%s returned %s but uf_last_status() is %d",
+                    what, uf_status_name(status), uf_last_status());
+        const char *message = uf_last_error();
+        FUZZ_ASSERT(message && *message, "%s failed (%s) without a message", what,
+                    uf_status_name(status));
+    }
+}
+
+/* The same for a call on a partitioned dispatcher. */
+static inline void fuzz_check_status_partitioned(const char *what, int status) {
+    FUZZ_ASSERT(fuzz_status_known_partitioned(status), "%s returned unknown status %d", what, status);
+    fuzz_check_failure(what, status);
+}
+
 /* Checks the status of a call and, for a failure, the message it left. */
 static inline void fuzz_check_status(const char *what, int status) {
     FUZZ_ASSERT(fuzz_status_known(status), "%s returned unknown status %d", what, status);

@@ -108,6 +108,127 @@ REPLAY_SEEDS = [
 ]
 
 
+def record_definitions():
+    """The definitions of fuzz_record.c: its C string literal, joined and unescaped
+    (records carry the definitions' fingerprint, so the seeds must be written for
+    exactly these)."""
+    text = (ROOT / "fuzz" / "fuzz_record.c").read_text()
+    block = re.search(r"static const char definitions\[\] =(.*?);\n", text, re.S).group(1)
+    return "".join(json.loads('"' + part + '"') for part in re.findall(r'"((?:[^"\\]|\\.)*)"', block))
+
+
+def record_seeds():
+    """Inputs of fuzz_record (a flags byte, then records one a line) written by a
+    real writer node through its record sink: the journal corpus's kinds of actions
+    (keyed instances, a model binding's cascade (of the single feature: see
+    fuzz_record.c), a state timer firing, an API timer,
+    a batch) plus claims, a release and a second node taking a partition over. Uses
+    the Python package (bindings/python) with the library UNIFLOW_LIBRARY names or
+    the one it finds (build/prefix/lib after scripts/setup)."""
+    sys.path.insert(0, str(ROOT / "bindings" / "python"))
+    import uniflow
+
+    definitions = record_definitions()
+    log = {}  # partition -> [record text]
+    order = []  # every record, as written
+
+    def node(name):
+        d = uniflow.Dispatcher(partitions=4, node=name, clock="manual")
+        d.register(definitions)
+
+        def sink(text):
+            record = json.loads(text)
+            kept = log.setdefault(record["partition"], [])
+            if record["version"] != len(kept) + 1:
+                raise uniflow.Conflict("another record got there first")
+            kept.append(text)
+            order.append(text)
+
+        d.record_sink(sink)
+        return d
+
+    w = node("w")
+    for p in range(5):
+        w.claim(p)
+    w.submit({"kind": "initialize", "feature": "Job", "key": "a", "into": "Queued"})
+    w.submit({"kind": "transition", "feature": "Job", "key": "a", "into": "Running", "payload": {"progress": 5}})
+    w.submit({"kind": "actualize", "feature": "Job", "key": "a", "in": "Running",
+              "payload": {"progress": 50, "note": "half \u00e9\n"}, "id": "half"})
+    w.submit({"kind": "transition", "feature": "Job", "key": "a", "into": "Done"})
+    w.submit({"kind": "deinitialize", "feature": "Job", "key": "a"})
+    w.submit({"kind": "initialize", "feature": "Counter", "into": "Idle"})
+    w.submit({"kind": "transition", "feature": "Counter", "into": "Busy", "payload": {"n": 2}})
+    w.advance(0.02)  # the state timer: Busy -> Idle
+    w.batch([{"kind": "initialize", "feature": "Job", "key": "b", "into": "Queued"},
+             {"kind": "transition", "feature": "Job", "key": "b", "into": "Running", "payload": {"progress": 1}}])
+    w.submit_after(0.005, {"kind": "actualize", "feature": "Job", "key": "b", "in": "Running",
+                           "payload": {"progress": 2}}, id="tick")
+    w.advance(0.01)
+    for key in ("c", "d", "e"):
+        w.submit({"kind": "initialize", "feature": "Job", "key": key, "into": "Queued"})
+    w.submit({"kind": "deinitialize", "feature": "Job", "key": "c"})
+    w.release(1)
+    # A second node reads the log, then takes partition 1 over and writes to it.
+    v = node("v")
+    for p in sorted(log):
+        for text in log[p]:
+            v.apply_record(text)
+    v.claim(1)
+    key = next(k for k in "fghijklmnopqrstuvwxyz" if v.partition_of("Job", k) == 1 and v.get("Job", k) is None)
+    v.submit({"kind": "initialize", "feature": "Job", "key": key, "into": "Queued"})
+    v.submit({"kind": "transition", "feature": "Job", "key": key, "into": "Running", "payload": {"progress": 9}})
+    for d in (w, v):
+        d.close()
+
+    # Each node draws a random incarnation: fixed ones here (and each partition's
+    # "prev" chain recomputed over the new bytes), so that a rerun writes the same
+    # seeds.
+    incarnations = {}
+    for text in order:
+        found = re.search(r'"incarnation":"([0-9a-f]{16})"', text).group(1)
+        incarnations.setdefault(found, "%016x" % (0x1111111111111111 * (len(incarnations) + 1)))
+    last = {}
+    fixed = {}
+    for text in order:
+        p = json.loads(text)["partition"]
+        new = re.sub(r'"incarnation":"[0-9a-f]{16}"', lambda m: '"incarnation":"%s"' % incarnations[m.group(0)[15:31]],
+                     text)
+        prev = "null" if p not in last else '"%08x"' % fnv1a32(last[p].encode())
+        new = re.sub(r'"prev":(null|"[0-9a-f]{8}")', '"prev":' + prev, new, count=1)
+        last[p] = new
+        fixed[text] = new
+    order = [fixed[t] for t in order]
+    log = {p: [fixed[t] for t in records] for p, records in log.items()}
+
+    def inputs(flags, records):
+        return bytes([flags]) + "\n".join(records).encode()
+
+    # The longest beginning of the whole log that fits in a seed: a history too.
+    start = []
+    for text in order:
+        if len(inputs(0, start + [text])) > MAX_SEED:
+            break
+        start.append(text)
+    seeds = [inputs(0, start), inputs(1, start), inputs(4, start), inputs(7 | (4 << 4), start)]
+    for p, records in sorted(log.items()):
+        seeds.append(inputs(0, records))  # one partition's history
+        seeds.append(inputs(2 | (p << 4), records))  # ...that this node claimed first
+        seeds.append(inputs(0, records[1:]))  # a gap
+        seeds.append(inputs(0, records + records))  # duplicates
+        seeds.append(inputs(5, list(reversed(records))))  # out of order, chained
+    for text in order:
+        seeds.append(inputs(1, [text]))  # one record alone, chained
+    return seeds
+
+
+def fnv1a32(data):
+    """FNV-1a, 32 bits: what a record's "prev" is of the record before it."""
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
 def seed(target, text):
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     if len(data) > MAX_SEED:
@@ -159,7 +280,17 @@ def main():
         seed("logic", rule)
     for journal in REPLAY_SEEDS:
         seed("replay", journal)
-    for target in ["register", "submit", "subscribe", "logic", "restore", "replay"]:
+    targets = ["register", "submit", "subscribe", "logic", "restore", "replay"]
+    try:
+        records = record_seeds()
+    except (ImportError, OSError) as error:  # OSError: libuniflow not found
+        print(f"fuzz/make_corpus.py: no record seeds (the Python package or libuniflow is missing: {error})",
+              file=sys.stderr)
+    else:
+        for r in records:
+            seed("record", r)
+        targets.append("record")
+    for target in targets:
         count = len(list((CORPUS / target).iterdir()))
         print(f"fuzz/corpus/{target}: {count} files", file=sys.stderr)
 

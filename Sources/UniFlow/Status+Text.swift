@@ -17,6 +17,10 @@ extension Status {
         case .noMemory: "UF_ENOMEM"
         case .io: "UF_EIO"
         case .busy: "UF_EBUSY"
+        case .notOwner: "UF_ENOTOWNER"
+        case .conflict: "UF_ECONFLICT"
+        case .unavailable: "UF_EUNAVAILABLE"
+        case .gap: "UF_EGAP"
         }
     }
 
@@ -36,6 +40,10 @@ extension Status {
         case .noMemory: "out of memory"
         case .io: "a file could not be read or written"
         case .busy: "the dispatcher is processing on another thread; nothing was done"
+        case .notOwner: "the action's partition is owned by another node, or by none"
+        case .conflict: "the log refused a record: another got there first"
+        case .unavailable: "the log did not answer; the outcome is unknown until it is read"
+        case .gap: "a record came before the ones it follows"
         }
     }
 }

@@ -29,6 +29,14 @@ enum Status: Int32, Sendable, CaseIterable {
     case io = -11
     /// `uf_dispatch_try` only: another thread is processing; nothing was done.
     case busy = -12
+    /// A partitioned dispatcher: the action's partition is owned by another node, or by none.
+    case notOwner = -13
+    /// The log refused a record: another record got there first.
+    case conflict = -14
+    /// The log did not answer; the outcome is unknown until it is read.
+    case unavailable = -15
+    /// A record came before the ones it follows.
+    case gap = -16
 
     /// The code's name as the header spells it (`UF_REJECTED`).
     var name: String { staticName.description }

@@ -35,10 +35,16 @@ extension Dispatcher {
     /// binding runs: a binding calls host handlers (and a custom reporter), which
     /// may register handlers or definitions and so change `bindings`; inside an
     /// access to it, that would be a conflicting access, which Swift stops.
-    func runBindings(_ record: MutationRecord) {
+    func runBindings(_ record: MutationRecord, homes: BindingHomes = .all) {
         var inputs = MutationRuleData()
         for reference in bindings.candidates(for: record.feature) {
             guard let binding = bindings.due(reference, for: record, context: self) else { continue }
+            // A single feature's binding lives in the global partition (docs/scale-out.md).
+            switch homes {
+            case .all: break
+            case .keyedOwners: if !binding.ownerKeyed { continue }
+            case .singleOwners: if binding.ownerKeyed { continue }
+            }
             ModelBindings.run(binding, for: record, inputs: &inputs, context: self)
         }
     }
@@ -49,6 +55,18 @@ extension Dispatcher {
         try ModelBindings.templateActions(templates, data: data, ownFeature: ownFeature, ownKey: ownKey, path: path,
                                           context: self)
     }
+}
+
+/// Which bindings run for a mutation, by their home (a partitioned dispatcher):
+/// a binding of a single feature lives in the global partition, one of a keyed
+/// feature in the partition of the mutation it sees.
+enum BindingHomes {
+    case all
+    /// In a record of a partition other than the global one: the bindings of
+    /// single features run later, at the global partition's owner.
+    case keyedOwners
+    /// That later run, over another partition's record.
+    case singleOwners
 }
 
 /// Rule data over the live model (`RuleData`): what guards, watches' selectors

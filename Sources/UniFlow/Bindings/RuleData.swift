@@ -31,6 +31,8 @@ protocol RuleDataSource: AnyObject {
     func modelJSON() -> JSONValue
     func mutationJSON(_ record: MutationRecord, _ delivery: MutationDelivery) -> JSONValue
     func actionDescription(_ action: ActionHeader) -> JSONObject
+    /// A mutation installed from a record: the action object its line carried.
+    var foreignAction: JSONObject? { get }
 }
 
 /// The GlobalModel as a JsonLogic object whose features are built when a rule reads them.
@@ -73,7 +75,9 @@ final class LazyMutation<Source: RuleDataSource>: JsonLogic.LazyMembers {
         case "key": return record.key.map { .string(String(cString: $0)) }
         case "old": return side(record.oldState, delivery.oldPayload)
         case "new": return side(record.newState, delivery.newPayload)
-        case "action": return delivery.actionHeader.map { .init(wrapping: .object(source.actionDescription($0))) }
+        case "action":
+            if let foreign = source.foreignAction { return .init(wrapping: .object(foreign)) }
+            return delivery.actionHeader.map { .init(wrapping: .object(source.actionDescription($0))) }
         default: return nil
         }
     }

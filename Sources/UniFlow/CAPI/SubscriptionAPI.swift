@@ -133,3 +133,8 @@ public func uf_mutation_json(_ m: OpaquePointer?) -> UnsafePointer<CChar>? {
     let core = dispatcher(from: r.dispatcher)
     return core.scratch.delivery.mutationText(r) { core.mutationJSON($0, $1) }
 }
+
+@c @implementation
+public func uf_mutation_foreign(_ m: OpaquePointer?) -> Int32 {
+    record(m)?.foreign == true ? 1 : 0
+}

@@ -61,7 +61,7 @@ public func uf_dispatch_after(_ d: OpaquePointer?, _ action: UnsafePointer<uf_ac
 public func uf_timer_cancel(_ d: OpaquePointer?, _ timer_id: UnsafePointer<CChar>?) -> Int32 {
     withDispatcher(d, "uf_timer_cancel") { (dispatcher) throws(UniFlowError) in
         let id = String(cString: try required(timer_id, "uf_timer_cancel", "timer_id"))
-        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.time.cancelTimer(id, dispatcher) }
+        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.cancelTimer(id) }
         return .ok
     }
 }
@@ -70,7 +70,9 @@ public func uf_timer_cancel(_ d: OpaquePointer?, _ timer_id: UnsafePointer<CChar
 public func uf_timers_get(_ d: OpaquePointer?, _ out_json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withDispatcher(d, "uf_timers_get") { (dispatcher) throws(UniFlowError) in
         let out = try required(out_json, "uf_timers_get", "out_json")
-        try give(dispatcher.exclusive { dispatcher.time.listJSON(dispatcher).jsonText }, to: out)
+        try give(dispatcher.exclusive {
+            dispatcher.time.listJSON(dispatcher, partition: dispatcher.partitioning == nil ? nil : dispatcher.timerPartition).jsonText
+        }, to: out)
         return .ok
     }
 }

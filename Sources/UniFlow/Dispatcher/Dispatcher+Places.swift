@@ -205,7 +205,11 @@ extension Dispatcher: ModelContext {
         if let key = record.key { object["key"] = .string(String(cString: key)) }
         object["old"] = side(record.oldState, delivery.oldPayload)
         object["new"] = side(record.newState, delivery.newPayload)
-        if let action = delivery.actionHeader { object["action"] = .object(actionDescription(action)) }
+        if let foreign = foreignAction {
+            object["action"] = .object(foreign)
+        } else if let action = delivery.actionHeader {
+            object["action"] = .object(actionDescription(action))
+        }
         return .object(object)
     }
 }

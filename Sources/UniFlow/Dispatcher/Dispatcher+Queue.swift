@@ -55,7 +55,7 @@ extension Dispatcher {
                 cascade.dropping = true
                 drop(next)
             } else {
-                _ = process(next)
+                _ = process(next, policy: staging != nil ? .staged : .immediate)
             }
         }
         cascade.dropping = false

@@ -37,6 +37,7 @@ extension Dispatcher {
         subscriptions.addFeatures(upTo: hot.features.count)
         for list in compiled { installBindings(list) }
         attachWatchesToNewFeatures(from: Int32(hot.features.count - parsed.count))
+        fingerprint = nil
     }
 
     /// Event guards that name a handler need it registered, as bindings do.

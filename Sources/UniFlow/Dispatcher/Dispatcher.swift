@@ -66,6 +66,24 @@ final class Dispatcher {
     var closing = false
     /// Where applied mutations are written (option `journal`; `Persistence/JournalWriter.swift`).
     var journal: JournalWriter?
+    /// A partitioned dispatcher's partitions and owners (options `partitions`
+    /// and `node`; docs/scale-out.md); nil otherwise.
+    var partitioning: PartitionTable?
+    /// The partition the current outer call writes, once its first action
+    /// passed the ownership step: the rest of its cascade must stay there.
+    var partitionWritten: Int?
+    /// The registered definitions' fingerprint, once asked for (every record
+    /// carries it); forgotten when more are registered.
+    var fingerprint: String?
+    /// Bindings across partitions: what the global partition's owner runs them over.
+    var homes = HomeBindings()
+    /// The outer call being staged into a record (partitioned dispatchers).
+    var staging: StagedCall?
+    /// While a record's mutation is announced: the action object its line
+    /// carries, which the mutation's JSON shows as the writer's did.
+    var foreignAction: JSONObject?
+    /// Where records go (`uf_record_sink`); nil: every record is accepted at once.
+    var recordSink: HostCallback<uf_record_fn>?
 
     init(options: DispatcherOptions = DispatcherOptions()) throws(UniFlowError) {
         self.options = options
@@ -74,6 +92,11 @@ final class Dispatcher {
         if let path = options.journal {
             journal = JournalWriter(log: try JournalFile(path: path, sync: options.journalSync))
             hot.journaling = true
+        }
+        if let count = options.partitions, let node = options.node {
+            partitioning = PartitionTable(count: count, node: node)
+            // Every action goes through the general path: ownership is a step of it.
+            hot.partitioned = true
         }
     }
 
@@ -167,6 +190,7 @@ final class Dispatcher {
         // Only the count: `dropping` is set inside `drainQueue` alone, which clears
         // it before returning.
         cascade.processed = 0
+        partitionWritten = nil
     }
 
     /// The calling thread takes the dispatcher as a caller does (the timer thread,
@@ -204,6 +228,9 @@ final class Dispatcher {
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
         releaseReporters()
         bindings.releaseHandlers()
+        var sink = recordSink
+        recordSink = nil
+        sink?.release()
     }
 
     /// `uf_dispatcher_free` in a child process forked after the dispatcher was

@@ -20,6 +20,14 @@ struct DispatcherOptions: Sendable, Equatable {
     var clock: DispatcherClock.Kind = .monotonic
     /// Deliveries that may wait for the host's loop before the oldest is dropped.
     var deferredLimit = 100_000
+    /// Scale-out (docs/scale-out.md): the number of partitions keyed instances
+    /// are spread over, and this node's name. Both or neither: without them the
+    /// dispatcher is not partitioned.
+    var partitions: Int?
+    var node: String?
+    /// At most this many partitions, and this many bytes in a node's name.
+    static let maxPartitions = 1024
+    static let maxNodeName = 64
 
     init() {}
 
@@ -91,9 +99,24 @@ struct DispatcherOptions: Sendable, Equatable {
                 clock = try Self.choice(key, value, "\"monotonic\" or \"manual\"")
             case "deferred_limit":
                 deferredLimit = try Self.count(key, value)
+            case "partitions":
+                guard let n = Self.integer(value), n >= 1, n <= Self.maxPartitions else {
+                    throw UniFlowError(.invalidArgument, "option 'partitions' must be an integer from 1 to \(Self.maxPartitions), got \(value.jsonText)")
+                }
+                partitions = Int(n)
+            case "node":
+                guard let name = value.stringValue, DefinitionParser.isValidName(name), name.utf8.count <= Self.maxNodeName else {
+                    throw UniFlowError(.invalidArgument, "option 'node' must be a name ([A-Za-z_][A-Za-z0-9_]*, at most \(Self.maxNodeName) bytes), got \(value.jsonText)")
+                }
+                node = name
             default:
                 throw UniFlowError(.invalidArgument, "unknown option '\(key)'")
             }
+        }
+        if (partitions == nil) != (node == nil) {
+            throw UniFlowError(.invalidArgument, partitions == nil
+                ? "option 'node' needs option 'partitions' (a partitioned dispatcher has both)"
+                : "option 'partitions' needs option 'node' (a partitioned dispatcher has both)")
         }
     }
 }

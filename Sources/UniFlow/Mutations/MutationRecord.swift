@@ -20,6 +20,9 @@ struct MutationRecord {
     var key: UnsafePointer<CChar>?
     /// A deferred delivery: how many deliveries to this subscription were dropped just before it.
     var dropped: UInt64 = 0
+    /// Installed from a record another node (or this one) wrote (`uf_record_apply`),
+    /// not processed here.
+    var foreign = false
 
     init(dispatcher: UnsafeMutableRawPointer, seq: UInt64, kind: MutationKind, feature: Int32,
          oldState: Int32, newState: Int32, key: UnsafePointer<CChar>? = nil) {

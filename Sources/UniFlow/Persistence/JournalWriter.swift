@@ -30,7 +30,7 @@ struct JournalWriter {
 
     /// One applied mutation's line.
     func mutation(_ mutation: CommittedMutation, _ context: some JournalContext) throws(UniFlowError) {
-        try log.accept([line(mutation, context)])
+        try log.accept([Self.line(mutation, context)])
     }
 
     /// A batch is one line, so that a crash leaves all of it or none: its
@@ -43,7 +43,7 @@ struct JournalWriter {
         var next = 0
         for (i, mutation) in mutations.enumerated() {
             while next < timerLines.count && timerLines[next].after <= i { items.append(.object(timerLines[next].line)); next += 1 }
-            items.append(line(mutation, context))
+            items.append(Self.line(mutation, context))
         }
         items += timerLines[next...].map { .object($0.line) }
         let seq = mutations.last?.record.seq ?? context.currentSeq
@@ -71,7 +71,8 @@ struct JournalWriter {
         try log.accept([.object(line)])
     }
 
-    private func line(_ mutation: CommittedMutation, _ context: some JournalContext) -> JSONValue {
+    /// One mutation's line (a record's lines add the action to it).
+    static func line(_ mutation: CommittedMutation, _ context: some JournalContext) -> JSONValue {
         let record = mutation.record
         var line = JSONObject()
         line["seq"] = .int(Int64(record.seq))

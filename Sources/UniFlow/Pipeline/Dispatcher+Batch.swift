@@ -21,6 +21,8 @@ struct BatchLog {
     }
 
     var undo: [Undo] = []
+    /// The heads of the state timers disarmed (`.timersDisarmed`), freed once the batch holds.
+    var suspendedHeads: [Int32] = []
     var seq: UInt64
     /// Mutations applied so far, and the journal's timer lines (what
     /// interceptors armed or cancelled) with the number of mutations before
@@ -114,6 +116,14 @@ extension Dispatcher {
             }
         }
         hot.journaling = journaling
+        if partitioning != nil && !(committed.isEmpty && batch!.timerLines.isEmpty) {
+            let lines = recordLines(committed, timerLines: batch!.timerLines)
+            let p = partitionWritten ?? partitioning!.global
+            if let refused = writeRecord(partition: p, body: ["lines": .array(lines)]) {
+                throw rollBack(refused, at: nil, reporting: actions.last?.header)
+            }
+            keepForHome(p, version: partitioning![p].version) { committed.map { homeMutation($0) } }
+        }
         if journal != nil {
             do throws(UniFlowError) {
                 try journalBatch(committed, timerLines: batch!.timerLines)
@@ -142,7 +152,7 @@ extension Dispatcher {
     }
 
     /// Puts back everything the batch changed, in reverse order.
-    private func undoBatch() {
+    func undoBatch() {
         guard let log = batch else { return }
         batch = nil
         for entry in log.undo.reversed() {
@@ -185,7 +195,7 @@ extension Dispatcher {
     }
 
     /// The batch holds: keys of the instances it ended are freed with the outer call.
-    private func commitBatch() {
+    func commitBatch() {
         guard let log = batch else { return }
         batch = nil
         for entry in log.undo {
@@ -202,7 +212,7 @@ extension Dispatcher {
                 break
             }
         }
-        releaseSuspendedTimers(log.undo)
+        releaseSuspendedTimers(log.suspendedHeads)
     }
 
     /// Replaces the model with a validated one; nobody is notified. Restored

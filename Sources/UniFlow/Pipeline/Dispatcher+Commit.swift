@@ -38,7 +38,7 @@ extension Dispatcher {
                 throw error
             }
         }
-        if policy == .batch && !(keyed && kind == .deinitialization) {
+        if policy != .immediate && !(keyed && kind == .deinitialization) {
             batch!.undo.append(kind == .initialization && keyed
                 ? .created(table: hot.features[Int(action.feature)].instances, slot: place.instance)
                 : .stored(place, state: current, payload: oldPayload))
@@ -72,17 +72,51 @@ extension Dispatcher {
     @inline(__always)
     func announce(_ mutation: CommittedMutation) {
         var record = mutation.record
+        lendToCallbacks(mutation)
+        let kindBit = MutationKind.bit(record.kind)
+        let subscribedBefore = registrationIDs.next
+        if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record, homes: inLineHomes) }
+        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
+        if reportingActive { report(.processed, action: mutation.action, mutation: record) }
+        scratch.delivery.reset()
+    }
+
+    /// The first half of `announce`, for a staged call: the model bindings run
+    /// while the call is processed (what they queue joins its record).
+    func announceToBindings(_ mutation: CommittedMutation) {
+        let record = mutation.record
+        guard (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & MutationKind.bit(record.kind) != 0 else { return }
+        lendToCallbacks(mutation)
+        runBindings(record, homes: inLineHomes)
+        scratch.delivery.reset()
+    }
+
+    /// The second half, once the staged call's record is accepted: the
+    /// subscribers (those that existed when it was committed) and the reporter.
+    func announceToObservers(_ mutation: CommittedMutation, subscribedBefore: UInt64) {
+        var record = mutation.record
+        lendToCallbacks(mutation)
+        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
+        if reportingActive { report(.processed, action: mutation.action, mutation: record) }
+        scratch.delivery.reset()
+    }
+
+    /// The bindings that run in-line, in the call that made the mutation: all of
+    /// them, but on a partitioned dispatcher writing another partition than the
+    /// global one, where single features' bindings run later at their home.
+    private var inLineHomes: BindingHomes {
+        guard let table = partitioning, let written = partitionWritten, written != table.global else { return .all }
+        return .keyedOwners
+    }
+
+    /// What the accessors of the mutation being announced read.
+    @inline(__always)
+    private func lendToCallbacks(_ mutation: CommittedMutation) {
         if mutation.oldPayload != nil || mutation.newPayload != nil {
             scratch.delivery.oldPayload = mutation.oldPayload
             scratch.delivery.newPayload = mutation.newPayload
         }
         scratch.delivery.action = mutation.action
-        let kindBit = MutationKind.bit(record.kind)
-        let subscribedBefore = registrationIDs.next
-        if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record) }
-        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
-        if reportingActive { report(.processed, action: mutation.action, mutation: record) }
-        scratch.delivery.reset()
     }
 }
 

@@ -84,7 +84,7 @@ extension Dispatcher {
         // (then the general path takes it).
         let a = pointer
         let kind = Kind.kind
-        guard let featureName = a.pointee.feature, a.pointee.uninitialized == 0, !hot.journaling, !reportingActive else { return nil }
+        guard let featureName = a.pointee.feature, a.pointee.uninitialized == 0, !hot.journaling, !hot.partitioned, !reportingActive else { return nil }
         let feature = hotFeature(featureName)
         guard feature >= 0 else { return nil }
         let slot = hot.features.pointer(Int(feature))

@@ -9,6 +9,11 @@ enum CommitPolicy {
     /// One action of `uf_submit_batch`: applied with undo entries
     /// (`Dispatcher.batch`), announced only once every action of the batch holds.
     case batch
+    /// An action of a partitioned dispatcher's outer call (its own or one its
+    /// cascade queued): applied with undo entries, its model bindings run at
+    /// once, its subscribers and reporter only once the call's record is
+    /// accepted by the record sink (`Partitions/Dispatcher+Records.swift`).
+    case staged
 }
 
 /// What the steps made of one action.
@@ -24,7 +29,8 @@ enum StepOutcome {
 }
 
 /// The one sequence every action goes through on the general path, in the
-/// order docs/processing.md gives: precondition, a send's target,
+/// order docs/processing.md gives: (on a partitioned dispatcher, ownership of
+/// the action's partition,) precondition, a send's target,
 /// interceptors, via callback, commit; then announcement (model bindings,
 /// subscribers, the reporter). `process` (an outer call or a queued action)
 /// and the batch (Dispatcher+Batch.swift) differ only by their `CommitPolicy`.
@@ -37,6 +43,8 @@ extension Dispatcher {
     /// applied (or, for a trigger, processed), otherwise the failure, which has
     /// been reported. `via` is released exactly once.
     func process(_ action: ResolvedAction, policy: CommitPolicy = .immediate) -> UniFlowError? {
+        // A partitioned dispatcher stages every outer call into one record.
+        if partitioning != nil && policy == .immediate { return processStaged(action) }
         var via = action.header.via
         defer { via?.release() }
         cascade.processed += 1
@@ -47,7 +55,13 @@ extension Dispatcher {
         case .triggered(let header):
             announceTrigger(header, submitting: action.extras?.submit)
         case .committed(let mutation):
-            announce(mutation)
+            if policy == .staged {
+                staging!.actions.append(action)
+                staging!.committed.append((mutation, registrationIDs.next))
+                announceToBindings(mutation)
+            } else {
+                announce(mutation)
+            }
         }
         return nil
     }
@@ -58,6 +72,7 @@ extension Dispatcher {
     /// caller decides what becomes of those).
     func runSteps(_ action: ResolvedAction, via: HostCallback<uf_via_fn>?, policy: CommitPolicy) -> StepOutcome {
         var header = action.header
+        if partitioning != nil, let failure = ownershipFailure(header) { return .failed(failure, header) }
         let place = place(of: header)
         let current = state(at: place)
         if let failure = checkPrecondition(header, current: current) { return .failed(failure, header) }

@@ -73,7 +73,12 @@ extension Dispatcher: TimerContext {
     var batching: Bool { batch != nil }
 
     @inline(__always)
-    func recordUndo(_ entry: BatchLog.Undo) { batch!.undo.append(entry) }
+    func recordUndo(_ entry: BatchLog.Undo) {
+        // Kept apart as well: the batch frees them once it holds, without a
+        // second walk over every undo entry (`releaseSuspendedTimers`).
+        if case .timersDisarmed(_, let head) = entry { batch!.suspendedHeads.append(head) }
+        batch!.undo.append(entry)
+    }
 
     var journaling: Bool { journal != nil }
 
@@ -113,7 +118,7 @@ extension Dispatcher {
     /// A batch rolls back or holds (`Pipeline/Dispatcher+Batch.swift`).
     func unarmStateTimer(_ index: Int32, at place: Place) { time.unarmStateTimer(index, at: place, self) }
     func reviveStateTimers(at place: Place, head: Int32) { time.reviveStateTimers(at: place, head: head, self) }
-    func releaseSuspendedTimers(_ undo: [BatchLog.Undo]) { time.releaseSuspendedTimers(undo) }
+    func releaseSuspendedTimers(_ heads: [Int32]) { time.releaseSuspendedTimers(heads) }
     func noteDisarmed() { time.noteDisarmed(self) }
 
     // MARK: API timers
@@ -124,7 +129,8 @@ extension Dispatcher {
         // A payload_free run by uf_dispatcher_free must not arm what nobody would fire.
         try refuseWhileClosing("uf_submit_after")
         try JSONParser.withTree(text, levels: TimerService.maxActionDepth) { (root) throws(UniFlowError) in
-            _ = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+            let action = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
+            if partitioning != nil, let failure = ownershipFailure(action.header, writing: false) { throw failure }
         }
         try time.armAPITimer(action: String(cString: text), delay: delay, id: id, keep: keep, self)
     }
@@ -133,11 +139,23 @@ extension Dispatcher {
     func armAPITimer(action a: uf_action, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
         try refuseWhileClosing("uf_dispatch_after")
         let action = try resolve(try DecodedAction(a), hasVia: false)
+        if partitioning != nil, let failure = ownershipFailure(action.header, writing: false) { throw failure }
         var object = actionDescription(action.header)
         // The payload it carried, not the defaults it would be given: they are filled
         // in when it fires, as for an action armed as JSON.
         if action.header.carriesPayload, let payload = action.payload { object["payload"] = .object(payload) }
         try time.armAPITimer(action: JSONValue.object(object).jsonText, delay: delay, id: id, keep: keep, self)
+    }
+
+    /// `uf_timer_cancel`: on a partitioned dispatcher, only the owner of the
+    /// timer's partition cancels it.
+    func cancelTimer(_ id: String) throws(UniFlowError) {
+        if let table = partitioning, let index = time.apiIDs[id], !ownsTimer(index) {
+            let p = timerPartition(index)
+            let owner = table[p].owner.map { "owned by node '\($0.node)'" } ?? "owned by no node"
+            throw UniFlowError(.notOwner, "timer '\(id)' belongs to \(table.name(of: p)), \(owner)")
+        }
+        try time.cancelTimer(id, self)
     }
 
     // MARK: Firing
@@ -156,6 +174,12 @@ extension Dispatcher {
             if top.deadline != instant {
                 instant = top.deadline
                 cascade = CascadeState()
+            }
+            if partitioning != nil && !ownsTimer(top.record) {
+                // Only the owner fires a partition's timers: this one waits for a claim.
+                time.store.setAsideTop()
+                time.awaitingOwner.append((top.record, top.generation))
+                continue
             }
             time.reach(top.deadline)
             if cascade.processed >= options.maxCascade {

@@ -275,17 +275,15 @@ extension TimerService {
     }
 
     /// Frees the records a batch that holds had suspended.
-    mutating func releaseSuspendedTimers(_ undo: [BatchLog.Undo]) {
-        for entry in undo {
-            if case .timersDisarmed(_, let head) = entry {
-                var list: [Int32] = []
-                var index = head
-                while index >= 0 {
-                    list.append(index)
-                    index = store.records[Int(index)].next
-                }
-                for index in list { store.release(suspended: index) }
+    mutating func releaseSuspendedTimers(_ heads: [Int32]) {
+        for head in heads {
+            var list: [Int32] = []
+            var index = head
+            while index >= 0 {
+                list.append(index)
+                index = store.records[Int(index)].next
             }
+            for index in list { store.release(suspended: index) }
         }
     }
 

@@ -25,6 +25,9 @@ struct TimerService {
     /// The deadline of the timer being fired: timers armed meanwhile count their
     /// delay from it, so that chains do not drift.
     var firing: UInt64?
+    /// Due timers of partitions this node does not own (a partitioned
+    /// dispatcher): armed, out of the heap, until it owns them.
+    var awaitingOwner: [(index: Int32, generation: UInt32)] = []
     /// The library's timer thread, once a timer was armed (`"timers": "thread"`).
     var thread: TimerThread?
     /// Who fires timers: the library's thread or the host's loop.
@@ -245,14 +248,17 @@ struct TimerService {
     }
 
     /// `uf_timers_get`: soonest first.
-    func listJSON(_ context: some TimerContext) -> JSONValue {
+    /// `partition` (a partitioned dispatcher) names each timer's partition (`"p"`).
+    func listJSON(_ context: some TimerContext, partition: ((Int32) -> Int)? = nil) -> JSONValue {
         let now = clock.now()
         var list: [JSONValue] = []
         for index in store.sortedLive() {
             let record = store.records[Int(index)]
-            list.append(["id": timerID(index, context).map { .string($0) } ?? .null,
-                         "due_in_ms": .int(Int64(clamping: record.deadline > now ? record.deadline - now : 0)),
-                         "ms": .int(Int64(clamping: record.ms))])
+            var entry: JSONObject = ["id": timerID(index, context).map { .string($0) } ?? .null,
+                                     "due_in_ms": .int(Int64(clamping: record.deadline > now ? record.deadline - now : 0)),
+                                     "ms": .int(Int64(clamping: record.ms))]
+            if let partition { entry["p"] = .int(Int64(partition(index))) }
+            list.append(.object(entry))
         }
         return .array(list)
     }

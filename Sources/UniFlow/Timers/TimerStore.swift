@@ -270,6 +270,27 @@ struct TimerStore {
     /// Removes the entry `peek` returned.
     mutating func pop() { popTop() }
 
+    /// Takes the entry `peek` returned out of the heap without disarming its
+    /// timer: on a partitioned dispatcher, a due timer of a partition this node
+    /// does not own waits, armed, until the node owns it (`fileAgain`).
+    mutating func setAsideTop() {
+        let top = heap[0]
+        popTop()
+        records.pointer(Int(top.record)).pointee.filed = false
+    }
+
+    /// Files again a timer `setAsideTop` took out, if it is still the same armed
+    /// timer (not disarmed, fired or filed since). Returns whether it did.
+    mutating func fileAgain(_ index: Int32, generation: UInt32) throws(UniFlowError) -> Bool {
+        let record = records.pointer(Int(index))
+        guard record.pointee.generation == generation, record.pointee.alive, !record.pointee.filed else { return false }
+        try heap.reserve(1)
+        push(TimerHeapEntry(deadline: record.pointee.deadline, serial: record.pointee.serial, record: index,
+                            generation: generation))
+        record.pointee.filed = true
+        return true
+    }
+
     /// Live records in deadline order (for listings and snapshots).
     func sortedLive() -> [Int32] {
         var entries: [TimerHeapEntry] = []

@@ -27,16 +27,20 @@ from .dispatcher import Dispatcher, library_version, logic_apply
 from .errors import (
     AlreadyExists,
     CallbackError,
+    Conflict,
     FileError,
+    Gap,
     InvalidArgument,
     InvalidJSON,
     LoopError,
     Misuse,
     NotFound,
+    NotOwner,
     OutOfMemory,
     Rejected,
     SchemaError,
     Status,
+    Unavailable,
     UniflowError,
 )
 from .instance import Instance
@@ -104,4 +108,8 @@ __all__ = [
     "Misuse",
     "OutOfMemory",
     "FileError",
+    "NotOwner",
+    "Conflict",
+    "Unavailable",
+    "Gap",
 ]

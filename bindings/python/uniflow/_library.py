@@ -20,6 +20,7 @@ import ctypes.util
 import os
 import threading
 from ctypes import (
+    c_uint32,
     CFUNCTYPE,
     POINTER,
     Structure,
@@ -73,6 +74,8 @@ FREE_FN = CFUNCTYPE(None, c_void_p)
 SUBSCRIBER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 # typedef void (*uf_report_fn)(const char *report_json, void *payload);
 REPORT_FN = CFUNCTYPE(None, c_char_p, c_void_p)
+# typedef int (*uf_record_fn)(const uf_record *r, void *payload);
+RECORD_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 # typedef int (*uf_handler_fn)(uf_binding_call *call, void *payload);
 HANDLER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 # typedef int (*uf_watch_fn)(const uf_watch_event *w, void *payload);
@@ -191,6 +194,18 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "uf_intercepted_id": (c_uint64, [_P]),
     "uf_intercepted_dispatcher": (c_void_p, [_P]),
     "uf_intercepted_set_reason": (c_int, [_P, c_char_p]),
+    # Partitions and records
+    "uf_partition_of": (c_int, [_P, c_char_p, c_char_p, POINTER(c_uint32)]),
+    "uf_record_sink": (c_int, [_P, RECORD_FN, c_void_p, FREE_FN]),
+    "uf_record_json": (c_char_p, [_P]),
+    "uf_record_partition": (c_int, [_P, POINTER(c_uint32)]),
+    "uf_record_version": (c_int, [_P, POINTER(c_uint64)]),
+    "uf_record_apply": (c_int, [_P, c_char_p]),
+    "uf_partition_claim": (c_int, [_P, c_uint32]),
+    "uf_partition_release": (c_int, [_P, c_uint32]),
+    "uf_partitions_get": (c_int, [_P, _OUT]),
+    "uf_partition_snapshot": (c_int, [_P, c_uint32, _OUT]),
+    "uf_mutation_foreign": (c_int, [_P]),
 }
 
 # The functions a Dispatcher cannot work without; the others (handlers, JsonLogic,

@@ -35,6 +35,7 @@ from ._encoding import json_text as _json_text
 from ._encoding import json_value_text as _json_text_value
 from ._encoding import take_string as _take_string
 from ._library import UF_ACTION_SIZE, UfAction, holding_the_gil, load, require
+from ._partitions import Partitions
 from ._model import ModelAccess
 from ._observers import Observers
 from ._prepared import PreparedActions
@@ -87,7 +88,7 @@ def logic_apply(rule: Any, data: Any = None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class Dispatcher(ModelAccess, Observers, TimersAndLoop, PreparedActions):
+class Dispatcher(ModelAccess, Observers, TimersAndLoop, Partitions, PreparedActions):
     """A uniflow dispatcher: the GlobalModel, its features, subscriptions and reporter.
 
     >>> with Dispatcher() as d:
@@ -108,7 +109,9 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, PreparedActions):
     the default; "host": :meth:`run_pending`, or the event loop after :meth:`attach`),
     ``clock`` ("monotonic", or "manual": it moves only with :meth:`advance`) and
     ``deferred_limit`` (deliveries waiting for :meth:`run_pending` before the oldest is
-    dropped).
+    dropped); ``partitions`` and ``node`` together make a partitioned dispatcher, one
+    node of a model shared across processes (:meth:`claim`, :meth:`record_sink`,
+    :meth:`apply_record`; ``docs/scale-out.md``).
 
     Action methods return :data:`uniflow.OK`, or :data:`uniflow.QUEUED` when called
     inside a callback (the action then runs after the current one, before the outermost
@@ -136,6 +139,8 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, PreparedActions):
         timers: Optional[str] = None,
         clock: Optional[str] = None,
         deferred_limit: Optional[int] = None,
+        partitions: Optional[int] = None,
+        node: Optional[str] = None,
     ) -> None:
         #: held by close(): a dispatcher is freed once, even when the thread that frees
         #: it (see __del__) and a caller's close() meet
@@ -145,7 +150,8 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, PreparedActions):
         options: Dict[str, Any] = {}
         for key, value in (("reporting", reporting), ("max_cascade", max_cascade),
                            ("report_skipped", report_skipped), ("journal_sync", journal_sync),
-                           ("timers", timers), ("clock", clock), ("deferred_limit", deferred_limit)):
+                           ("timers", timers), ("clock", clock), ("deferred_limit", deferred_limit),
+                           ("partitions", partitions), ("node", node)):
             if value is not None:
                 options[key] = value
         if journal is not None:

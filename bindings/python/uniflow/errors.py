@@ -19,13 +19,17 @@ __all__ = [
     "Misuse",
     "OutOfMemory",
     "FileError",
+    "NotOwner",
+    "Conflict",
+    "Unavailable",
+    "Gap",
     "error_for",
     "check",
 ]
 
 
 class Status(IntEnum):
-    """The status codes of ``uniflow.h`` (``UF_OK`` ... ``UF_EBUSY``)."""
+    """The status codes of ``uniflow.h`` (``UF_OK`` ... ``UF_EGAP``)."""
 
     OK = 0
     QUEUED = 1
@@ -43,6 +47,10 @@ class Status(IntEnum):
     #: ``uf_dispatch_try`` only: another thread is processing, nothing was done (the
     #: package then waits with ``uf_dispatch``; it never raises for it).
     EBUSY = -12
+    ENOTOWNER = -13
+    ECONFLICT = -14
+    EUNAVAILABLE = -15
+    EGAP = -16
 
     def __str__(self) -> str:
         # The number, as IntEnum prints from Python 3.11 on (before: "Status.OK").
@@ -165,10 +173,41 @@ class FileError(UniflowError):
     status = Status.EIO
 
 
+class NotOwner(UniflowError):
+    """``UF_ENOTOWNER``: on a partitioned dispatcher, the action's partition is owned by
+    another node, or by none (``docs/scale-out.md``)."""
+
+    status = Status.ENOTOWNER
+
+
+class Conflict(UniflowError):
+    """``UF_ECONFLICT``: the log refused a record because another got there first.
+
+    A record sink raises it to refuse a record; applying what is new and trying again
+    is the way on."""
+
+    status = Status.ECONFLICT
+
+
+class Unavailable(UniflowError):
+    """``UF_EUNAVAILABLE``: the log did not answer; the outcome is unknown until it is read.
+
+    A record sink raises it to refuse a record it could not hand over."""
+
+    status = Status.EUNAVAILABLE
+
+
+class Gap(UniflowError):
+    """``UF_EGAP``: a record came before the ones it follows (apply those first)."""
+
+    status = Status.EGAP
+
+
 _BY_CODE: Dict[int, Type[UniflowError]] = {
     int(cls.status or 0): cls
     for cls in (Rejected, InvalidArgument, InvalidJSON, SchemaError, NotFound, AlreadyExists,
-                CallbackError, LoopError, Misuse, OutOfMemory, FileError)
+                CallbackError, LoopError, Misuse, OutOfMemory, FileError, NotOwner, Conflict,
+                Unavailable, Gap)
 }
 
 

@@ -48,6 +48,12 @@ def _expired(what: str) -> Misuse:
 _MISSING: Any = object()
 
 
+def _foreign(ptr: Any) -> bool:
+    """``uf_mutation_foreign``; False with a library built before partitions existed."""
+    fn = getattr(_C, "uf_mutation_foreign", None)
+    return bool(fn(ptr)) if fn is not None else False
+
+
 class Mutation:
     """What an applied action did, as a subscriber receives it (``uf_mutation_json``).
 
@@ -102,6 +108,7 @@ class Mutation:
                         raise _expired("Mutation")
                     # Not part of the mutation's JSON: kept beside it while it can be read.
                     cache.setdefault("dropped", _C.uf_mutation_dropped(self._ptr))
+                    cache.setdefault("foreign", _foreign(self._ptr))
                     record = cache["record"] = json.loads(_C.uf_mutation_json(self._ptr))
         return record  # type: ignore[no-any-return]
 
@@ -129,6 +136,8 @@ class Mutation:
                 value = None if raw is None else raw.decode()
             elif name == "dropped":
                 value = _C.uf_mutation_dropped(ptr)
+            elif name == "foreign":
+                value = _foreign(ptr)
             elif name == "old":
                 state = _C.uf_mutation_old_state(ptr)
                 value = None if state is None else State(state.decode(), _payload(_C.uf_mutation_old_payload_json(ptr)))
@@ -145,6 +154,8 @@ class Mutation:
                 value = record.get("key")
             elif name == "dropped":
                 value = 0  # a mutation read after it was delivered: nothing more to say
+            elif name == "foreign":
+                value = cache.get("foreign", False)
             else:
                 value = record[name]
         cache[name] = value
@@ -188,6 +199,13 @@ class Mutation:
         to this subscription were dropped just before this one (``deferred_limit``).
         When it is not 0, read the state again rather than trusting the sequence."""
         return self._read("dropped")  # type: ignore[no-any-return]
+
+    @property
+    def foreign(self) -> bool:
+        """Whether the mutation was installed from a record (``apply_record``: written
+        by another node of a partitioned model, or this node's own record read back),
+        not processed by this dispatcher."""
+        return self._read("foreign")  # type: ignore[no-any-return]
 
     def _add_dropped(self, count: int) -> None:
         """Counts ``count`` more deliveries lost just before this one: those

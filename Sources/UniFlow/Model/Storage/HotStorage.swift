@@ -131,6 +131,9 @@ struct HotStorage {
     var anyBindingKinds: UInt8 = 0
     /// Mutations are written to a journal.
     var journaling = false
+    /// A partitioned dispatcher: the hot path steps aside, since owning the
+    /// action's partition is a step of the general path.
+    var partitioned = false
     /// Some interceptor sees every feature's actions.
     var interceptingAll = false
     /// Some watch's selector may read any feature (a computed path).

@@ -1,0 +1,101 @@
+import CUniFlow
+
+/// The dispatcher's side of bindings across partitions (`HomeBindings`): what
+/// it keeps of other partitions' records, and the runs the global partition's
+/// owner makes over them, each a new outer call whose record says how far the
+/// runs have come (`after`).
+extension Dispatcher {
+    /// Whether some binding belongs to a single feature (and so lives in the global partition).
+    var hasGlobalBindings: Bool {
+        bindings.byOwner.values.contains { list in list.contains { !$0.ownerKeyed } }
+    }
+
+    /// Keeps a record of partition `q` (not the global one) for the runs, when
+    /// they have not yet covered it.
+    /// (`mutations` is made only then: most models have no such binding.)
+    func keepForHome(_ q: Int, version: UInt64, _ mutations: () -> [HomeBindings.Mutation]) {
+        guard q != partitioning!.global, hasGlobalBindings, homes.keeps(q, version: version) else { return }
+        homes.keep(q, HomeBindings.PendingRecord(version: version, mutations: mutations()))
+    }
+
+    /// A committed mutation as the runs keep it.
+    func homeMutation(_ m: CommittedMutation, action: JSONObject? = nil) -> HomeBindings.Mutation {
+        HomeBindings.Mutation(seq: m.record.seq, kind: m.record.mutationKind, feature: m.record.feature,
+                              key: m.record.key.map { String(cString: $0) } ?? m.action.key.map { String(cString: $0) },
+                              oldState: m.record.oldState, newState: m.record.newState,
+                              oldPayload: m.oldPayload, newPayload: m.newPayload,
+                              action: action ?? actionDescription(m.action))
+    }
+
+    /// At the global partition's owner: runs the single features' bindings over
+    /// every kept record, oldest first, each run an outer call with a record of
+    /// its own. A run whose record is refused stays and runs again at the next
+    /// chance (an apply, a claim, a later call).
+    func runHomeBindings() {
+        guard let table = partitioning, table.owns(table.global), !homes.running, staging == nil else { return }
+        homes.running = true
+        defer { homes.running = false }
+        while let (q, record) = homes.next {
+            guard runHome(over: record, of: q) else { return }
+        }
+    }
+
+    /// One run: returns whether it is done (its record accepted, or nothing to write).
+    private func runHome(over record: HomeBindings.PendingRecord, of q: Int) -> Bool {
+        let global = partitioning!.global
+        var earlier = ActionQueue()
+        swap(&earlier, &queue)
+        defer {
+            while let next = queue.popFirst() { earlier.append(next) }
+            swap(&earlier, &queue)
+        }
+        partitionWritten = global
+        let journaling = hot.journaling
+        hot.journaling = false
+        batch = BatchLog(seq: model.seq)
+        staging = StagedCall(journaling: journaling)
+        for mutation in record.mutations { runGlobalBindings(over: mutation) }
+        drainQueue()
+        let staged = staging!
+        staging = nil
+        hot.journaling = journaling
+        let timerLines = batch!.timerLines
+        if staged.committed.isEmpty && timerLines.isEmpty {
+            commitBatch()
+            if homes.ranWithoutRecord(q, version: record.version) {
+                // Every hundred runs that wrote nothing, a record says how far they came.
+                if writeRecord(partition: global, body: ["lines": .array([])]) != nil { return false }
+            }
+            return true
+        }
+        let lines = recordLines(staged.committed.map(\.mutation), timerLines: timerLines)
+        if let refused = writeRecord(partition: global, body: ["lines": .array(lines)], covering: (q, record.version)) {
+            undoBatch()
+            while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
+            if reportingActive { report(.rejected, action: nil, failure: refused) }
+            return false
+        }
+        commitBatch()
+        if staged.journaling { try? journalBatch(staged.committed.map(\.mutation), timerLines: timerLines) }
+        for entry in staged.committed { noteCommitted(entry.mutation) }
+        for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
+        return true
+    }
+
+    /// The single features' bindings over one kept mutation, as if it were being announced.
+    private func runGlobalBindings(over m: HomeBindings.Mutation) {
+        guard (hot.features[Int(m.feature)].bindingKinds | hot.anyBindingKinds) & m.kind.bit != 0 else { return }
+        func run(_ key: UnsafePointer<CChar>?) {
+            var record = MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: m.seq, kind: m.kind,
+                                        feature: m.feature, oldState: m.oldState, newState: m.newState, key: key)
+            record.foreign = true
+            scratch.delivery.oldPayload = m.oldPayload
+            scratch.delivery.newPayload = m.newPayload
+            foreignAction = m.action
+            runBindings(record, homes: .singleOwners)
+            foreignAction = nil
+            scratch.delivery.reset()
+        }
+        if let key = m.key { key.withCString { run($0) } } else { run(nil) }
+    }
+}
