@@ -170,8 +170,14 @@ struct NameTable {
     /// still spell the same name; -1 otherwise.
     @inline(__always)
     func recall(_ name: UnsafePointer<CChar>, scope: Int32) -> Int32 {
-        let slot = recentSlot(name, scope)
-        guard slot.pointee.pointer == name && slot.pointee.scope == scope else { return -1 }
+        var slot = recentSlot(name, scope)
+        if slot.pointee.pointer != name || slot.pointee.scope != scope {
+            // Two ways: names whose pointers fall on one slot (a toggle's "A" and
+            // "B", as a binary happens to lay them out) would otherwise evict each
+            // other on every call.
+            slot = partner(of: slot)
+            guard slot.pointee.pointer == name && slot.pointee.scope == scope else { return -1 }
+        }
         let tagged = slot.pointee.tagged
         if tagged < 0 {
             let known = UnsafePointer<CChar>(bitPattern: UInt(slot.pointee.name)).unsafelyUnwrapped
@@ -208,8 +214,19 @@ struct NameTable {
             // The bytes in memory order; the NUL and the padding are the zeros after them.
             withUnsafeMutableBytes(of: &known) { $0.copyMemory(from: UnsafeRawBufferPointer(start: registered, count: length)) }
         }
-        recentSlot(name, scope).pointee = Recent(pointer: name, name: known, scope: scope,
-                                                 tagged: isLong ? ~value : value)
+        // The slot, unless it holds another name: then its partner, so that the
+        // two stay (the partner's name, if any, is the one that goes).
+        var slot = recentSlot(name, scope)
+        if slot.pointee.pointer != nil && (slot.pointee.pointer != name || slot.pointee.scope != scope) {
+            slot = partner(of: slot)
+        }
+        slot.pointee = Recent(pointer: name, name: known, scope: scope, tagged: isLong ? ~value : value)
+    }
+
+    /// The other slot of a slot's pair.
+    @inline(__always)
+    private func partner(of slot: UnsafeMutablePointer<Recent>) -> UnsafeMutablePointer<Recent> {
+        recent + ((slot - recent) ^ 1)
     }
 
     /// The value and the registered name's storage, from the hash table.
