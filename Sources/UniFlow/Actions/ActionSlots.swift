@@ -13,32 +13,19 @@ struct ActionHeaderTexts {
 
     init() {}
 
+    /// The slots as an array of pointers: a tuple of one type is laid out as
+    /// one, and these are plain pointers (no reference to count), so reading
+    /// and writing through raw memory is exact.
     @inline(__always)
     subscript(i: Int) -> UnsafePointer<CChar>? {
         get {
-            switch i {
-            case 0: storage.0
-            case 1: storage.1
-            case 2: storage.2
-            case 3: storage.3
-            case 4: storage.4
-            case 5: storage.5
-            case 6: storage.6
-            case 7: storage.7
-            default: preconditionFailure("slot \(i) of 8")
-            }
+            precondition(i >= 0 && i < Self.count, "slot \(i) of 8")
+            return withUnsafeBytes(of: storage) { $0.load(fromByteOffset: i &* MemoryLayout<UnsafePointer<CChar>?>.stride, as: UnsafePointer<CChar>?.self) }
         }
         set {
-            switch i {
-            case 0: storage.0 = newValue
-            case 1: storage.1 = newValue
-            case 2: storage.2 = newValue
-            case 3: storage.3 = newValue
-            case 4: storage.4 = newValue
-            case 5: storage.5 = newValue
-            case 6: storage.6 = newValue
-            case 7: storage.7 = newValue
-            default: preconditionFailure("slot \(i) of 8")
+            precondition(i >= 0 && i < Self.count, "slot \(i) of 8")
+            withUnsafeMutableBytes(of: &storage) {
+                $0.storeBytes(of: newValue, toByteOffset: i &* MemoryLayout<UnsafePointer<CChar>?>.stride, as: UnsafePointer<CChar>?.self)
             }
         }
     }

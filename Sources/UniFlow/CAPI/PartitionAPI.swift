@@ -18,18 +18,21 @@ public func uf_partition_of(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>
 
 @c @implementation
 public func uf_partition_claim(_ d: OpaquePointer?, _ p: UInt32) -> Int32 {
-    withDispatcher(d, "uf_partition_claim") { (dispatcher) throws(UniFlowError) in
-        try dispatcher.refuseInsideCallbacks("uf_partition_claim")
-        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.claim(Int(p)) }
-        return .ok
-    }
+    withOwnership(d, "uf_partition_claim") { (dispatcher) throws(UniFlowError) in try dispatcher.claim(Int(p)) }
 }
 
 @c @implementation
 public func uf_partition_release(_ d: OpaquePointer?, _ p: UInt32) -> Int32 {
-    withDispatcher(d, "uf_partition_release") { (dispatcher) throws(UniFlowError) in
-        try dispatcher.refuseInsideCallbacks("uf_partition_release")
-        try dispatcher.exclusive { () throws(UniFlowError) in try dispatcher.release(Int(p)) }
+    withOwnership(d, "uf_partition_release") { (dispatcher) throws(UniFlowError) in try dispatcher.release(Int(p)) }
+}
+
+/// A claim or a release: never from inside a callback (it writes a record of
+/// its own, which a call being processed cannot interleave with).
+private func withOwnership(_ d: OpaquePointer?, _ function: StaticString,
+                           _ change: (Dispatcher) throws(UniFlowError) -> Void) -> Int32 {
+    withDispatcher(d, function) { (dispatcher) throws(UniFlowError) in
+        try dispatcher.refuseInsideCallbacks(function.description)
+        try dispatcher.exclusive { () throws(UniFlowError) in try change(dispatcher) }
         return .ok
     }
 }
@@ -63,18 +66,24 @@ public func uf_record_json(_ r: OpaquePointer?) -> UnsafePointer<CChar>? {
 
 @c @implementation
 public func uf_record_partition(_ r: OpaquePointer?, _ p: UnsafeMutablePointer<UInt32>?) -> Int32 {
-    guard let r else { return fail(UniFlowError(.invalidArgument, "uf_record_partition: r is NULL")) }
-    guard let p else { return fail(UniFlowError(.invalidArgument, "uf_record_partition: p is NULL")) }
-    p.pointee = UnsafePointer<RecordView>(r).pointee.partition
-    return Status.ok.rawValue
+    readRecord(r, p, "uf_record_partition", "p") { $0.partition }
 }
 
 @c @implementation
 public func uf_record_version(_ r: OpaquePointer?, _ v: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    guard let r else { return fail(UniFlowError(.invalidArgument, "uf_record_version: r is NULL")) }
-    guard let v else { return fail(UniFlowError(.invalidArgument, "uf_record_version: v is NULL")) }
-    v.pointee = UnsafePointer<RecordView>(r).pointee.version
-    return Status.ok.rawValue
+    readRecord(r, v, "uf_record_version", "v") { $0.version }
+}
+
+/// A value of the record a sink is shown, through an out-parameter.
+private func readRecord<T>(_ r: OpaquePointer?, _ out: UnsafeMutablePointer<T>?, _ function: StaticString,
+                           _ parameter: StaticString, _ value: (RecordView) -> T) -> Int32 {
+    do throws(UniFlowError) {
+        let record = try required(r, function, "r")
+        try required(out, function, parameter).pointee = value(UnsafePointer<RecordView>(record).pointee)
+        return Status.ok.rawValue
+    } catch {
+        return fail(error)
+    }
 }
 
 @c @implementation
