@@ -10,10 +10,10 @@
 /// is not applied and its call fails with the log's error. What a log accepted it
 /// never gives back.
 ///
-/// The journal file (`JournalFile`) is today's one implementation. A record sink
-/// (scale-out: a distributed log whose records other nodes apply) is a second
-/// one: with a commit policy that stages an outer call's changes, it receives
-/// that call's lines in one `accept` and makes them one record.
+/// The journal file (`JournalFile`) is the implementation. Scale-out's records
+/// are not written through it: a partitioned dispatcher's staged call makes its
+/// lines one record for the host's record sink, which decides whether the whole
+/// call happened (`Partitions/Dispatcher+Records.swift`).
 protocol MutationLog: AnyObject {
     /// The id this log's header lines name (`"session"`): a replay of the same
     /// history stops where its own session begins.
