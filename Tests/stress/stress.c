@@ -54,6 +54,9 @@
 
 #include "uniflow.h"
 
+#define STRESS_NAME "stress"
+#include "stress_common.h"
+
 enum { MAX_THREADS = 64, FEATURES = 4 };
 
 static uf_dispatcher *d;
@@ -76,16 +79,6 @@ static const char definitions[] =
     "]}";
 
 static const char *const feature_names[FEATURES] = {"Toggle", "Counter", "Stage", "Mirror"};
-
-/* ---- random numbers: xorshift per thread ---------------------------------------- */
-
-static uint64_t next_random(uint64_t *state) {
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
-}
 
 /* ---- payloads that must not be used after payload_free --------------------------- */
 
@@ -323,17 +316,6 @@ static const char *const filters[] = {
     "AnyMutationOf<Mirror>",
 };
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void pause_ms(long ms) {
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
 /* An outer call's status: what it says about the action. */
 static void count_outer(int status, const char *what) {
     switch (status) {
@@ -475,19 +457,6 @@ static void *worker(void *arg) {
         }
     }
     return NULL;
-}
-
-/* A positive number from the environment, or `fallback` when unset. */
-static double env_number(const char *name, double fallback, double low, double high) {
-    const char *env = getenv(name);
-    if (!env || !*env) return fallback;
-    char *end;
-    double value = strtod(env, &end);
-    if (*end || !(value >= low && value <= high)) {
-        fprintf(stderr, "stress: %s=%s: expected a number from %g to %g\n", name, env, low, high);
-        exit(2);
-    }
-    return value;
 }
 
 int main(void) {

@@ -67,6 +67,9 @@
 
 #include "uniflow.h"
 
+#define STRESS_NAME "stress_features"
+#include "stress_common.h"
+
 enum { MAX_THREADS = 64, KEYS = 64, GAUGE = KEYS, LATCH = KEYS + 1, PLACES = KEYS + 2, SLOTS = 8 };
 enum { MAX_TRACKED = 1 << 20, VALUE_MAX = 256 };
 
@@ -79,25 +82,6 @@ static _Thread_local int in_loop_run; /* this thread is inside uf_loop_run */
 static void problem(const char *what, const char *detail) {
     if (atomic_fetch_add(&problems, 1) < 30)
         fprintf(stderr, "stress_features: PROBLEM: %s %s\n", what, detail ? detail : "");
-}
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void pause_ms(long ms) {
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
-static uint64_t next_random(uint64_t *state) {
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
 }
 
 static const char definitions[] =
@@ -611,18 +595,6 @@ static void *worker(void *arg) {
         }
     }
     return NULL;
-}
-
-static double env_number(const char *name, double fallback, double low, double high) {
-    const char *env = getenv(name);
-    if (!env || !*env) return fallback;
-    char *end;
-    double value = strtod(env, &end);
-    if (*end || !(value >= low && value <= high)) {
-        fprintf(stderr, "stress_features: %s=%s: expected a number from %g to %g\n", name, env, low, high);
-        exit(2);
-    }
-    return value;
 }
 
 /* b. The model as the shadow says it should be, in uf_state_get's format. */

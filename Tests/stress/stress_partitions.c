@@ -62,6 +62,9 @@
 
 #include "uniflow.h"
 
+#define STRESS_NAME "stress_partitions"
+#include "stress_common.h"
+
 enum { MAX_THREADS = 64, PARTITIONS = 4, ALL = PARTITIONS + 1, KEYS = 32 };
 
 static uf_dispatcher *writer, *follower;
@@ -73,25 +76,6 @@ static uint64_t seed;
 static void problem(const char *what, const char *detail) {
     if (atomic_fetch_add(&problems, 1) < 30)
         fprintf(stderr, "stress_partitions: PROBLEM: %s %s\n", what, detail ? detail : "");
-}
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void pause_ms(long ms) {
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
-static uint64_t next_random(uint64_t *state) {
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
 }
 
 static const char definitions[] =
@@ -407,18 +391,6 @@ static const char *missing_event(void) {
     for (int i = 0; i < COVERAGE; ++i)
         if (atomic_load(coverage[i].count) == 0) return coverage[i].missing;
     return NULL;
-}
-
-static double env_number(const char *name, double fallback, double low, double high) {
-    const char *env = getenv(name);
-    if (!env || !*env) return fallback;
-    char *end;
-    double value = strtod(env, &end);
-    if (*end || !(value >= low && value <= high)) {
-        fprintf(stderr, "stress_partitions: %s=%s: expected a number from %g to %g\n", name, env, low, high);
-        exit(2);
-    }
-    return value;
 }
 
 /* b. A node's partitions: versions equal the log's counts; ownership as expected. */

@@ -1,0 +1,53 @@
+/*
+ * stress_common.h — what the stress programs share: the clock, short pauses,
+ * per-thread random numbers and numbers read from the environment. A program
+ * defines STRESS_NAME (its name, for messages) before including it.
+ */
+#ifndef STRESS_COMMON_H
+#define STRESS_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifndef STRESS_NAME
+#error "define STRESS_NAME before including stress_common.h"
+#endif
+
+/* Seconds on the monotonic clock. */
+static inline double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static inline void pause_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* xorshift, one state per thread. */
+static inline uint64_t next_random(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+/* A number from `low` to `high` from the environment, or `fallback` when unset;
+ * anything else ends the program (a typo must not run a campaign nobody asked for). */
+static inline double env_number(const char *name, double fallback, double low, double high) {
+    const char *env = getenv(name);
+    if (!env || !*env) return fallback;
+    char *end;
+    double value = strtod(env, &end);
+    if (*end || !(value >= low && value <= high)) {
+        fprintf(stderr, STRESS_NAME ": %s=%s: expected a number from %g to %g\n", name, env, low, high);
+        exit(2);
+    }
+    return value;
+}
+
+#endif
