@@ -489,15 +489,8 @@ int main(void) {
             return 1;
         }
     }
-    const char *waited_for = NULL; /* the last kind still missing once `seconds` were over */
-    double ran;
-    for (;;) {
-        ran = now() - started;
-        const char *missing = missing_event();
-        if (ran >= seconds && missing) waited_for = missing;
-        if ((ran >= seconds && !missing) || ran >= cap) break;
-        pause_ms(5);
-    }
+    const char *waited_for; /* the last kind still missing once `seconds` were over */
+    double ran = run_until_covered(started, seconds, cap, missing_event, &waited_for);
     atomic_store(&stopping, 1);
     for (int i = 0; i < threads; ++i) pthread_join(ids[i], NULL);
     const char *missing = missing_event();

@@ -1,11 +1,14 @@
 /*
  * stress_common.h — what the stress programs share: the clock, short pauses,
- * per-thread random numbers and numbers read from the environment. A program
- * defines STRESS_NAME (its name, for messages) before including it.
+ * per-thread random numbers, numbers read from the environment, and a run that
+ * goes on until every kind of event it checks has happened (counting work, not
+ * seconds, so that a busy machine cannot fail it). A program defines STRESS_NAME
+ * (its name, for messages) before including it.
  */
 #ifndef STRESS_COMMON_H
 #define STRESS_COMMON_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,34 @@ static inline double env_number(const char *name, double fallback, double low, d
         exit(2);
     }
     return value;
+}
+
+/* A kind of event a run must see, and what to say when it never happened. */
+struct coverage {
+    atomic_ulong *count;
+    const char *missing;
+};
+
+/* The first kind of `n` that has not happened yet, or NULL. */
+static inline const char *first_missing(const struct coverage *kinds, int n) {
+    for (int i = 0; i < n; ++i)
+        if (atomic_load(kinds[i].count) == 0) return kinds[i].missing;
+    return NULL;
+}
+
+/* The run: `seconds` at least, then on until `missing()` says every kind of event
+ * has happened, but not past `cap`. Returns the seconds it ran; *waited_for is
+ * the last kind still missing once `seconds` were over (NULL: none). */
+static inline double run_until_covered(double started, double seconds, double cap,
+                                       const char *(*missing)(void), const char **waited_for) {
+    *waited_for = NULL;
+    for (;;) {
+        double ran = now() - started;
+        const char *still = missing();
+        if (ran >= seconds && still) *waited_for = still;
+        if ((ran >= seconds && !still) || ran >= cap) return ran;
+        pause_ms(5);
+    }
 }
 
 #endif

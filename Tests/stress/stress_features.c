@@ -185,10 +185,7 @@ static atomic_ulong timer_mutations, state_timer_mutations, job_creations;
 static atomic_ulong watch_changes;
 
 /* f. Each kind of event a run must have seen, and what to say when it did not. */
-static const struct {
-    atomic_ulong *count;
-    const char *missing;
-} coverage[] = {
+static const struct coverage coverage[] = {
     {&timer_mutations, "no timer fired (no mutation by a timer)"},
     {&state_timer_mutations, "no state timer fired (no mutation by a state timer)"},
     {&timer_fired_reports, "no timer fired (no timer_fired report)"},
@@ -201,11 +198,7 @@ static const struct {
 enum { COVERAGE = sizeof coverage / sizeof coverage[0] };
 
 /* The first kind of event that has not happened yet, or NULL. */
-static const char *missing_event(void) {
-    for (int i = 0; i < COVERAGE; ++i)
-        if (atomic_load(coverage[i].count) == 0) return coverage[i].missing;
-    return NULL;
-}
+static const char *missing_event(void) { return first_missing(coverage, COVERAGE); }
 
 /* ---- the shadow model: what the direct AnyMutation subscriber saw ---- */
 
@@ -700,15 +693,8 @@ int main(void) {
     }
     /* The run: `seconds` at least, then on until every kind of event has happened
      * (f.), but not past the cap. */
-    const char *waited_for = NULL; /* the last kind still missing once `seconds` were over */
-    double ran;
-    for (;;) {
-        ran = now() - started;
-        const char *missing = missing_event();
-        if (ran >= seconds && missing) waited_for = missing;
-        if ((ran >= seconds && !missing) || ran >= cap) break;
-        pause_ms(5);
-    }
+    const char *waited_for; /* the last kind still missing once `seconds` were over */
+    double ran = run_until_covered(started, seconds, cap, missing_event, &waited_for);
     atomic_store(&stopping, 1);
     for (int i = 0; i <= threads; ++i) pthread_join(ids[i], NULL);
     const char *missing = missing_event();

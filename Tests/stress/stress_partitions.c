@@ -364,10 +364,7 @@ static void *reader_thread(void *arg) {
 
 /* ---- coverage ------------------------------------------------------------------------------ */
 
-static const struct {
-    atomic_ulong *count;
-    const char *missing;
-} coverage[] = {
+static const struct coverage coverage[] = {
     {&partition_records[0], "no record of partition 0"},
     {&partition_records[1], "no record of partition 1"},
     {&partition_records[2], "no record of partition 2"},
@@ -387,11 +384,8 @@ static const struct {
 };
 enum { COVERAGE = sizeof coverage / sizeof coverage[0] };
 
-static const char *missing_event(void) {
-    for (int i = 0; i < COVERAGE; ++i)
-        if (atomic_load(coverage[i].count) == 0) return coverage[i].missing;
-    return NULL;
-}
+/* The first kind of event that has not happened yet, or NULL. */
+static const char *missing_event(void) { return first_missing(coverage, COVERAGE); }
 
 /* b. A node's partitions: versions equal the log's counts; ownership as expected. */
 static void check_partitions(uf_dispatcher *d, const char *who, int mine) {
@@ -463,15 +457,8 @@ int main(void) {
         fprintf(stderr, "stress_partitions: pthread_create failed\n");
         return 1;
     }
-    const char *waited_for = NULL;
-    double ran;
-    for (;;) {
-        ran = now() - started;
-        const char *missing = missing_event();
-        if (ran >= seconds && missing) waited_for = missing;
-        if ((ran >= seconds && !missing) || ran >= cap) break;
-        pause_ms(5);
-    }
+    const char *waited_for; /* the last kind still missing once `seconds` were over */
+    double ran = run_until_covered(started, seconds, cap, missing_event, &waited_for);
     atomic_store(&stopping, 1);
     for (int i = 0; i < threads; ++i) pthread_join(writers[i], NULL);
     /* The state timer (1 ms) runs out: it writes its record too. */
