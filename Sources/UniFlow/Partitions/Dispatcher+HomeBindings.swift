@@ -43,43 +43,21 @@ extension Dispatcher {
     /// One run: returns whether it is done (its record accepted, or nothing to write).
     private func runHome(over record: HomeBindings.PendingRecord, of q: Int) -> Bool {
         let global = partitioning!.global
-        var earlier = ActionQueue()
-        swap(&earlier, &queue)
-        defer {
-            while let next = queue.popFirst() { earlier.append(next) }
-            swap(&earlier, &queue)
+        let outcome = runStaged(partition: global, covering: (q, record.version), reporting: nil) {
+            for mutation in record.mutations { runGlobalBindings(over: mutation) }
         }
-        partitionWritten = global
-        let journaling = hot.journaling
-        hot.journaling = false
-        batch = BatchLog(seq: model.seq)
-        staging = StagedCall(journaling: journaling)
-        for mutation in record.mutations { runGlobalBindings(over: mutation) }
-        drainQueue()
-        let staged = staging!
-        staging = nil
-        hot.journaling = journaling
-        let timerLines = batch!.timerLines
-        if staged.committed.isEmpty && timerLines.isEmpty {
-            commitBatch()
+        switch outcome {
+        case .refused:
+            return false
+        case .accepted:
+            return true
+        case .wroteNothing:
             if homes.ranWithoutRecord(q, version: record.version) {
                 // Every hundred runs that wrote nothing, a record says how far they came.
                 if writeRecord(partition: global, body: ["lines": .array([])]) != nil { return false }
             }
             return true
         }
-        let lines = recordLines(staged.committed.map(\.mutation), timerLines: timerLines)
-        if let refused = writeRecord(partition: global, body: ["lines": .array(lines)], covering: (q, record.version)) {
-            undoBatch()
-            while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
-            if reportingActive { report(.rejected, action: nil, failure: refused) }
-            return false
-        }
-        commitBatch()
-        if staged.journaling { try? journalBatch(staged.committed.map(\.mutation), timerLines: timerLines) }
-        for entry in staged.committed { noteCommitted(entry.mutation) }
-        for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
-        return true
     }
 
     /// The single features' bindings over one kept mutation, as if it were being announced.

@@ -32,58 +32,78 @@ extension Dispatcher {
     /// queued after an earlier call's commit): the action and its cascade, then
     /// its record. Returns the action's failure, or the sink's.
     func processStaged(_ action: ResolvedAction) -> UniFlowError? {
-        // Actions queued before this call are later calls of their own.
-        var earlier = ActionQueue()
-        swap(&earlier, &queue)
-        var staged = StagedCall()
-        staged.journaling = hot.journaling
-        hot.journaling = false
-        batch = BatchLog(seq: model.seq)
-        staging = staged
-        partitionWritten = nil
-        var failure = process(action, policy: .staged)
-        drainQueue()
-        if let refused = sealStaged(action.header) { failure = refused }
+        var failure: UniFlowError? = nil
+        if case .refused(let refused) = runStaged(partition: nil, reporting: action.header, {
+            failure = process(action, policy: .staged)
+        }) {
+            failure = refused
+        }
         runHomeBindings()
-        // What observers queued runs after what was queued before this call.
-        while let next = queue.popFirst() { earlier.append(next) }
-        swap(&earlier, &queue)
         return failure
     }
 
-    /// Ends the staged call: writes its record through the sink and, when the
-    /// sink accepts it, makes it visible; otherwise undoes it. Returns the
-    /// sink's refusal (reported as the call's one `rejected` report).
-    private func sealStaged(_ outer: ActionHeader) -> UniFlowError? {
+    /// How a staged call ended.
+    enum StagedOutcome {
+        /// It changed nothing: no record.
+        case wroteNothing
+        case accepted
+        /// The sink refused its record: it was undone, and reported.
+        case refused(UniFlowError)
+    }
+
+    /// One staged outer call writing `partition` (nil: the partition of its first
+    /// action): `body` does what the call does, its queue is drained, and its
+    /// record goes through the sink (with `covering`, a run of the global
+    /// bindings over another partition's record). Accepted, it is made visible;
+    /// refused, the whole call is undone and reported against `outer`.
+    func runStaged(partition: Int?, covering: (partition: Int, version: UInt64)? = nil,
+                   reporting outer: ActionHeader?, _ body: () -> Void) -> StagedOutcome {
+        // Actions queued before this call are later calls of their own; what
+        // observers queue runs after them.
+        var earlier = ActionQueue()
+        swap(&earlier, &queue)
+        defer {
+            while let next = queue.popFirst() { earlier.append(next) }
+            swap(&earlier, &queue)
+        }
+        let journaling = hot.journaling
+        hot.journaling = false
+        batch = BatchLog(seq: model.seq)
+        staging = StagedCall(journaling: journaling)
+        partitionWritten = partition
+        body()
+        drainQueue()
+        hot.journaling = journaling
+        return sealStaged(reporting: outer, covering: covering)
+    }
+
+    /// Writes the staged call's record through the sink and, when the sink
+    /// accepts it, makes the call visible; otherwise undoes it.
+    private func sealStaged(reporting outer: ActionHeader?, covering: (partition: Int, version: UInt64)?) -> StagedOutcome {
         let staged = staging!
         staging = nil
-        defer { hot.journaling = staged.journaling }
         let p = partitionWritten ?? partitioning!.global
         let timerLines = batch!.timerLines
         if staged.committed.isEmpty && timerLines.isEmpty {
             commitBatch()
-            return nil
+            return .wroteNothing
         }
-        let lines = recordLines(staged.committed.map(\.mutation), timerLines: timerLines)
-        var failure = writeRecord(partition: p, body: ["lines": .array(lines)])
-        if failure == nil && staged.journaling {
-            do throws(UniFlowError) {
-                try journalBatch(staged.committed.map(\.mutation), timerLines: timerLines)
-            } catch {
-                failure = error
-            }
-        }
-        if let failure {
+        let mutations = staged.committed.map(\.mutation)
+        let lines = recordLines(mutations, timerLines: timerLines)
+        if let refused = writeRecord(partition: p, body: ["lines": .array(lines)], covering: covering) {
             undoBatch()
             while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
-            if reportingActive { report(.rejected, action: outer, failure: failure) }
-            return failure
+            if reportingActive { report(.rejected, action: outer, failure: refused) }
+            return .refused(refused)
         }
         commitBatch()
-        keepForHome(p, version: partitioning![p].version) { staged.committed.map { homeMutation($0.mutation) } }
+        // The log has the record: the journal file follows it, and a line it
+        // cannot write does not undo what the log holds.
+        if staged.journaling { try? journalBatch(mutations, timerLines: timerLines) }
+        keepForHome(p, version: partitioning![p].version) { mutations.map { homeMutation($0) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
-        return nil
+        return .accepted
     }
 
     /// A record's lines: the mutations' lines, and the timer lines among them
