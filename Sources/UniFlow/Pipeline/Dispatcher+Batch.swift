@@ -88,7 +88,7 @@ extension Dispatcher {
         hot.journaling = false
         // Reserved once: growing these lists cost more allocations than the rest of a small batch.
         var log = BatchLog(seq: model.seq)
-        log.undo.reserveCapacity(actions.count)
+        log.undo.reserveCapacity(2 * actions.count)
         batch = log
         /// Undoes the batch and reports its one rejection; returns the failure
         /// as the call gives it (with the action's index, when there is one).
