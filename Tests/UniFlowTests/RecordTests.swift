@@ -475,7 +475,7 @@ final class Node {
         var afterOfGlobal: [Int: UInt64] = [:]
         for text in log.records[4] ?? [] {
             let record = try! JSONParser.parse(text).objectValue!
-            if let map = HomeBindings.parse(record["after"]) { afterOfGlobal = map }
+            if let map = HomeBindings.parse(record["after"]) { afterOfGlobal = Dictionary(map, uniquingKeysWith: { $1 }) }
             if record["lines"]?.arrayValue?.contains(where: { $0.objectValue?["kind"] == .string("initialization") }) == true,
                !counting {
                 counting = true

@@ -77,6 +77,8 @@ final class Dispatcher {
     var fingerprint: String?
     /// Bindings across partitions: what the global partition's owner runs them over.
     var homes = HomeBindings()
+    /// The buffer records are written into (`writeRecord`), kept between records.
+    var recordText = JSONWriter()
     /// The outer call being staged into a record (partitioned dispatchers).
     var staging: StagedCall?
     /// While a record's mutation is announced: the action object its line
@@ -95,6 +97,7 @@ final class Dispatcher {
         }
         if let count = options.partitions, let node = options.node {
             partitioning = PartitionTable(count: count, node: node)
+            homes = HomeBindings(partitions: count)
             // Every action goes through the general path: ownership is a step of it.
             hot.partitioned = true
         }

@@ -54,7 +54,7 @@ extension Dispatcher {
         case .wroteNothing:
             if homes.ranWithoutRecord(q, version: record.version) {
                 // Every hundred runs that wrote nothing, a record says how far they came.
-                if writeRecord(partition: global, body: ["lines": .array([])]) != nil { return false }
+                if writeRecord(partition: global, body: .lines([], timerLines: [])) != nil { return false }
             }
             return true
         }

@@ -105,7 +105,7 @@ extension Dispatcher {
             }
         }
         partitioning!.replace(p, version: version, hash: hash, owner: owner)
-        if let after { homes.committed(after, partitions: table.count) }
+        if let after { homes.committed(after) }
         changes.everything = true
         changes.any = true
     }

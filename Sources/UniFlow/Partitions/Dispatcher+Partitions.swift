@@ -65,9 +65,9 @@ extension Dispatcher {
         if p == table.global {
             // The first claim ever of the global partition: its bindings run over
             // what comes after what this node has applied.
-            homes.start(at: Dictionary(uniqueKeysWithValues: (0..<table.count).map { ($0, table[$0].version) }))
+            homes.start(at: (0..<table.count).map { table[$0].version })
         }
-        if let refused = writeRecord(partition: p, body: ["claim": .string(table.me.node)]) { throw refused }
+        if let refused = writeRecord(partition: p, body: .claim(table.me.node)) { throw refused }
         partitioning!.setOwner(table.me, of: p)
         fileTimersAwaitingOwner()
         runHomeBindings()
@@ -81,7 +81,7 @@ extension Dispatcher {
         guard table.owns(p) else {
             throw UniFlowError(.notOwner, "uf_partition_release: this node does not own \(table.name(of: p))")
         }
-        if let refused = writeRecord(partition: p, body: ["release": .string(table.me.node)]) { throw refused }
+        if let refused = writeRecord(partition: p, body: .release(table.me.node)) { throw refused }
         partitioning!.setOwner(nil, of: p)
     }
 

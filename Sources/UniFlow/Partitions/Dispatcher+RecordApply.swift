@@ -76,7 +76,7 @@ extension Dispatcher {
             partitioning!.advance(p, to: version, hash: hash)
             let claimed = record["claim"] != nil
             partitioning!.setOwner(claimed ? PartitionTable.Owner(node: node, incarnation: incarnation) : nil, of: p)
-            if p == table.global, let after { homes.committed(after, partitions: table.count) }
+            if p == table.global, let after { homes.committed(after) }
             return
         }
         guard case .array(let lines) = try field(record, "lines") else {
@@ -90,7 +90,7 @@ extension Dispatcher {
             let installed = try install(mutation)
             if keeping { kept.append(homeMutation(installed, action: mutation.action)) }
         }
-        if p == table.global, let after { homes.committed(after, partitions: table.count) }
+        if p == table.global, let after { homes.committed(after) }
         if keeping { keepForHome(p, version: version) { kept } }
         runHomeBindings()
     }

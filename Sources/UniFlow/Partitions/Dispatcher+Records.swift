@@ -23,6 +23,16 @@ struct RecordView {
     var version: UInt64
 }
 
+/// What a record carries besides its header and `after`.
+enum RecordBody {
+    /// What an outer call changed: its mutations, and the timer lines among
+    /// them (each after the number of mutations before it).
+    case lines([CommittedMutation], timerLines: [(after: Int, line: JSONObject)])
+    /// A claim or a release by this node.
+    case claim(String)
+    case release(String)
+}
+
 /// Records (docs/scale-out.md): every outer call of a partitioned dispatcher
 /// is staged — applied with undo entries, its model bindings run, nobody else
 /// told — and then written as one record, handed to the record sink before
@@ -89,8 +99,7 @@ extension Dispatcher {
             return .wroteNothing
         }
         let mutations = staged.committed.map(\.mutation)
-        let lines = recordLines(mutations, timerLines: timerLines)
-        if let refused = writeRecord(partition: p, body: ["lines": .array(lines)], covering: covering) {
+        if let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines), covering: covering) {
             undoBatch()
             while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
             if reportingActive { report(.rejected, action: outer, failure: refused) }
@@ -106,54 +115,107 @@ extension Dispatcher {
         return .accepted
     }
 
-    /// A record's lines: the mutations' lines, and the timer lines among them
-    /// where they happened.
-    func recordLines(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)]) -> [JSONValue] {
-        var lines: [JSONValue] = []
-        var next = 0
-        for (i, mutation) in mutations.enumerated() {
-            while next < timerLines.count && timerLines[next].after <= i { lines.append(.object(timerLines[next].line)); next += 1 }
-            lines.append(recordLine(mutation))
-        }
-        return lines + timerLines[next...].map { .object($0.line) }
-    }
-
-    /// A mutation as a record's line: its journal line and the action object of
-    /// its reports, so that every node announces the same mutation.
-    private func recordLine(_ mutation: CommittedMutation) -> JSONValue {
-        guard case .object(var line) = JournalWriter.line(mutation, self) else { return .null }
-        line["action"] = .object(actionDescription(mutation.action))
-        return .object(line)
-    }
-
-    /// Writes the next record of partition `p` (`body`: its lines, or a claim
-    /// or release) through the sink; on acceptance the partition's version and
-    /// hash move on. Returns the sink's refusal, which changes nothing.
-    /// A record of the global partition carries `after` (`HomeBindings`), with
-    /// `covering` when it is a run over another partition's record.
-    func writeRecord(partition p: Int, body: JSONObject, covering: (partition: Int, version: UInt64)? = nil) -> UniFlowError? {
+    /// Writes the next record of partition `p` through the sink; on acceptance
+    /// the partition's version and hash move on. Returns the sink's refusal,
+    /// which changes nothing. A record of the global partition carries `after`
+    /// (`HomeBindings`), with `covering` when it is a run over another
+    /// partition's record.
+    ///
+    /// The text is written straight into a kept buffer, in the order of the
+    /// record's keys, not built as a `JSONObject` first: every outer call of a
+    /// partitioned dispatcher writes one, and building and writing the objects
+    /// cost more than the action itself.
+    func writeRecord(partition p: Int, body: RecordBody, covering: (partition: Int, version: UInt64)? = nil) -> UniFlowError? {
         let table = partitioning!
         let version = table[p].version &+ 1
-        var record: JSONObject = ["uniflow_record": 1, "fingerprint": .string(definitionsFingerprint),
-                                  "partitions": .int(Int64(table.count)), "partition": .int(Int64(p)),
-                                  "version": .int(Int64(version)),
-                                  "prev": table[p].lastHash.map { .string(FNV1a.hex($0)) } ?? .null,
-                                  "node": .string(table.me.node), "incarnation": .string(table.me.incarnation),
-                                  "at": .int(Int64(journalTime))]
-        for (key, value) in body { record[key] = value }
-        let after: JSONValue? = p == table.global ? homes.json(with: covering) : Optional<JSONValue>.none
-        if let after { record["after"] = after }
-        let text = JSONValue.object(record).jsonText
-        if let sink = recordSink {
-            let status = text.withCString { (c) -> Int32 in
-                var view = RecordView(text: c, partition: UInt32(p), version: version)
-                return withUnsafeMutablePointer(to: &view) { sink.function(OpaquePointer($0), sink.payload) }
-            }
-            if status != Status.ok.rawValue { return Self.sinkRefusal(status, partition: table.name(of: p), version: version) }
+        // The buffer is taken out while it is used: a sink may not call back into
+        // this dispatcher's processing, but nothing then can touch it either way.
+        var w = JSONWriter()
+        swap(&w, &recordText)
+        defer { w.reset(keeping: 1 << 16); swap(&w, &recordText) }
+        w.raw("{\"uniflow_record\":1,\"fingerprint\":")
+        w.write(string: definitionsFingerprint)
+        w.raw(",\"partitions\":")
+        w.write(int: Int64(table.count))
+        w.raw(",\"partition\":")
+        w.write(int: Int64(p))
+        w.raw(",\"version\":")
+        w.write(int: Int64(version))
+        w.raw(",\"prev\":")
+        if let hash = table[p].lastHash { w.write(string: FNV1a.hex(hash)) } else { w.raw("null") }
+        w.raw(",\"node\":")
+        w.write(string: table.me.node)
+        w.raw(",\"incarnation\":")
+        w.write(string: table.me.incarnation)
+        w.raw(",\"at\":")
+        w.write(int: Int64(journalTime))
+        switch body {
+        case .lines(let mutations, let timerLines):
+            w.raw(",\"lines\":[")
+            writeLines(mutations, timerLines: timerLines, to: &w)
+            w.raw(byte: UInt8(ascii: "]"))
+        case .claim(let node):
+            w.raw(",\"claim\":")
+            w.write(string: node)
+        case .release(let node):
+            w.raw(",\"release\":")
+            w.write(string: node)
         }
-        partitioning!.advance(p, to: version, hash: FNV1a.hash32(text))
-        if let after, let map = HomeBindings.parse(after) { homes.committed(map, partitions: table.count) }
+        if p == table.global {
+            w.raw(",\"after\":")
+            homes.write(to: &w, with: covering)
+        }
+        w.raw(byte: UInt8(ascii: "}"))
+        let length = w.bytes.count
+        w.raw(byte: 0)
+        let (status, hash) = w.bytes.withUnsafeBufferPointer { (bytes) -> (Int32, UInt32) in
+            let text = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+            var status = Status.ok.rawValue
+            if let sink = recordSink {
+                var view = RecordView(text: text, partition: UInt32(p), version: version)
+                status = withUnsafeMutablePointer(to: &view) { sink.function(OpaquePointer($0), sink.payload) }
+            }
+            return (status, FNV1a.hash32(UnsafeBufferPointer(rebasing: bytes[..<length])))
+        }
+        if let refused = Self.sinkRefusal(status, partition: table.name(of: p), version: version) { return refused }
+        partitioning!.advance(p, to: version, hash: hash)
+        if p == table.global { homes.committedOwn(with: covering) }
         return nil
+    }
+
+    /// A record's lines: each mutation's journal line with the action object
+    /// of its reports (so that every node announces the same mutation), and the
+    /// timer lines among them where they happened.
+    private func writeLines(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)], to w: inout JSONWriter) {
+        var first = true
+        func separate() {
+            if !first { w.raw(byte: UInt8(ascii: ",")) }
+            first = false
+        }
+        var next = 0
+        for (i, mutation) in mutations.enumerated() {
+            while next < timerLines.count && timerLines[next].after <= i {
+                separate()
+                w.write(.object(timerLines[next].line))
+                next += 1
+            }
+            separate()
+            var opening = UInt8(ascii: "{")
+            JournalWriter.lineFields(mutation, self) { (key, value) in
+                w.raw(byte: opening)
+                opening = UInt8(ascii: ",")
+                w.write(string: key)
+                w.raw(byte: UInt8(ascii: ":"))
+                w.write(value)
+            }
+            w.raw(",\"action\":")
+            w.write(.object(actionDescription(mutation.action)))
+            w.raw(byte: UInt8(ascii: "}"))
+        }
+        for line in timerLines[next...] {
+            separate()
+            w.write(.object(line.line))
+        }
     }
 
     /// What a sink's answer means: nil to accept.

@@ -73,20 +73,27 @@ struct JournalWriter {
 
     /// One mutation's line (a record's lines add the action to it).
     static func line(_ mutation: CommittedMutation, _ context: some JournalContext) -> JSONValue {
-        let record = mutation.record
         var line = JSONObject()
-        line["seq"] = .int(Int64(record.seq))
-        line["feature"] = .string(context.featureName(record.feature))
-        if let key = record.key ?? mutation.action.key { line["key"] = .string(String(cString: key)) }
-        line["kind"] = .string(record.mutationKind.text)
-        if record.newState >= 0 {
-            line["state"] = .string(context.stateName(record.newState, feature: record.feature))
-            line["payload"] = .object(mutation.newPayload ?? JSONObject())
-        } else {
-            line["state"] = .null
-        }
-        line["at"] = .int(Int64(context.journalTime))
+        lineFields(mutation, context) { line[$0] = $1 }
         return .object(line)
+    }
+
+    /// A mutation line's fields, in the line's order: the one description of
+    /// its shape, which `line` makes an object of and a record writes straight
+    /// as text (`Dispatcher.writeRecord`).
+    static func lineFields(_ mutation: CommittedMutation, _ context: some JournalContext, _ field: (String, JSONValue) -> Void) {
+        let record = mutation.record
+        field("seq", .int(Int64(record.seq)))
+        field("feature", .string(context.featureName(record.feature)))
+        if let key = record.key ?? mutation.action.key { field("key", .string(String(cString: key))) }
+        field("kind", .string(record.mutationKind.text))
+        if record.newState >= 0 {
+            field("state", .string(context.stateName(record.newState, feature: record.feature)))
+            field("payload", .object(mutation.newPayload ?? JSONObject()))
+        } else {
+            field("state", .null)
+        }
+        field("at", .int(Int64(context.journalTime)))
     }
 
     /// A 64-bit FNV-1a fingerprint of the registered definitions' JSON, in

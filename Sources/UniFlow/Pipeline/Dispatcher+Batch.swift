@@ -117,9 +117,8 @@ extension Dispatcher {
         }
         hot.journaling = journaling
         if partitioning != nil && !(committed.isEmpty && batch!.timerLines.isEmpty) {
-            let lines = recordLines(committed, timerLines: batch!.timerLines)
             let p = partitionWritten ?? partitioning!.global
-            if let refused = writeRecord(partition: p, body: ["lines": .array(lines)]) {
+            if let refused = writeRecord(partition: p, body: .lines(committed, timerLines: batch!.timerLines)) {
                 throw rollBack(refused, at: nil, reporting: actions.last?.header)
             }
             keepForHome(p, version: partitioning![p].version) { committed.map { homeMutation($0) } }
