@@ -44,7 +44,7 @@ extension Dispatcher {
                                   "partitions": .int(Int64(table.count)), "partition": .int(Int64(p)),
                                   "version": .int(Int64(table[p].version)),
                                   "prev": table[p].lastHash.map { .string(FNV1a.hex($0)) } ?? .null,
-                                  "snapshot": ["model": .object(model)]]
+                                  "snapshot": ["model": .object(model), "timers": partitionTimersJSON(p)]]
         record["owner"] = table[p].owner.map { ["node": .string($0.node), "incarnation": .string($0.incarnation)] } ?? .null
         if p == table.global { record["after"] = homes.json() }
         return .object(record)
@@ -86,6 +86,7 @@ extension Dispatcher {
             owner = PartitionTable.Owner(node: node, incarnation: incarnation)
         }
         let after = HomeBindings.parse(record["after"])
+        let timers = try snapshotTimers(snapshot["timers"])
         // What the partition has now leaves; what the snapshot has comes in.
         for place in places(of: p, table).reversed() where state(at: place) >= 0 {
             let keyed = instanceTable(of: place.feature) != nil
@@ -104,6 +105,7 @@ extension Dispatcher {
                 store(entry.state, payload: entry.payload, at: place)
             }
         }
+        installSnapshotTimers(timers, partition: p)
         partitioning!.replace(p, version: version, hash: hash, owner: owner)
         if let after { homes.committed(after) }
         changes.everything = true

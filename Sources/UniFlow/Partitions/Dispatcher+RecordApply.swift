@@ -19,6 +19,12 @@ extension Dispatcher {
         var action: JSONObject
     }
 
+    /// One line of a record: a mutation, or what a timer did.
+    private enum ForeignLine {
+        case mutation(ForeignMutation)
+        case timer(ForeignTimerLine)
+    }
+
     func applyRecord(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
         let table = try partitionTable("uf_record_apply")
         let json = try JSONParser.parse(text)
@@ -86,9 +92,14 @@ extension Dispatcher {
         partitioning!.advance(p, to: version, hash: hash)
         let keeping = p != table.global && hasGlobalBindings
         var kept: [HomeBindings.Mutation] = []
-        for mutation in mutations {
-            let installed = try install(mutation)
-            if keeping { kept.append(homeMutation(installed, action: mutation.action)) }
+        for line in mutations {
+            switch line {
+            case .mutation(let mutation):
+                let installed = try install(mutation)
+                if keeping { kept.append(homeMutation(installed, action: mutation.action)) }
+            case .timer(let timer):
+                applyTimerLine(timer, partition: p)
+            }
         }
         if p == table.global, let after { homes.committed(after) }
         if keeping { keepForHome(p, version: version) { kept } }
@@ -103,14 +114,16 @@ extension Dispatcher {
     /// Every line checked before anything changes: names, payloads, the
     /// partition each instance lives in, and that each mutation fits the state
     /// this node's copy has (as the lines before it leave it).
-    private func checkedLines(_ lines: [JSONValue], partition p: Int, table: PartitionTable) throws(UniFlowError) -> [ForeignMutation] {
-        var result: [ForeignMutation] = []
+    private func checkedLines(_ lines: [JSONValue], partition p: Int, table: PartitionTable) throws(UniFlowError) -> [ForeignLine] {
+        var result: [ForeignLine] = []
         var states: [String: Int32] = [:]
         for (i, value) in lines.enumerated() {
             do throws(UniFlowError) {
                 guard let line = value.objectValue else { throw UniFlowError(.schema, "expected an object, got \(value.jsonTypeName)") }
-                // Timer lines: the timers of a partition are its owner's (not kept here yet).
-                if line["timer"] != nil { continue }
+                if line["timer"] != nil {
+                    result.append(.timer(try checkedTimerLine(line)))
+                    continue
+                }
                 guard let featureName = line["feature"]?.stringValue else { throw UniFlowError(.schema, "missing 'feature'") }
                 let feature = try resolveFeature(featureName)
                 let key = try ModelSnapshot.key(line["key"], feature: feature, on: self)
@@ -142,8 +155,8 @@ extension Dispatcher {
                     break
                 }
                 states[name] = state
-                result.append(ForeignMutation(kind: kind, feature: feature, key: key, state: state, payload: payload,
-                                              action: line["action"]?.objectValue ?? JSONObject()))
+                result.append(.mutation(ForeignMutation(kind: kind, feature: feature, key: key, state: state, payload: payload,
+                                              action: line["action"]?.objectValue ?? JSONObject())))
             } catch {
                 // A name this model does not have makes the record one of another shape.
                 let failure = error.status == .notFound ? UniFlowError(.schema, error.message) : error

@@ -41,22 +41,25 @@ extension Dispatcher: JournalContext {
 
     /// An API timer armed, cancelled or fired; a state timer fired. Inside a
     /// batch the line waits for the batch's own line (it is dropped if the
-    /// batch rolls back, as what it describes is).
+    /// batch rolls back, as what it describes is). On a partitioned dispatcher
+    /// the line goes into the outer call's record too (followers keep the
+    /// writer's timers from them), journal or not.
     func journalTimer(_ line: JSONObject) throws(UniFlowError) {
-        guard journal != nil else { return }
+        guard journal != nil || staging != nil else { return }
         try journalTimer(line, at: journalTime)
     }
 
     /// `journalTimer` stamped `at` (what the timer service reads from its clock).
     func journalTimer(_ line: JSONObject, at stamp: UInt64) throws(UniFlowError) {
-        guard let journal else { return }
+        guard journal != nil || staging != nil else { return }
         var line = line
         line["at"] = .int(Int64(stamp))
         if batch != nil {
-            batch!.timerLines.append((batch!.committed, line))
+            // A staged call counts its mutations in `staging`, a batch in `batch`.
+            batch!.timerLines.append((staging?.committed.count ?? batch!.committed, line))
             return
         }
-        try journal.write(line)
+        try journal!.write(line)
     }
 
     /// Installs a model wholesale and journals it as one restore line. With

@@ -259,6 +259,14 @@ struct JournalState {
 
     /// An API timer's armed line (or a restore line's API timer).
     private mutating func armed(_ line: JSONObject, _ context: some JournalContext) throws(UniFlowError) {
+        var timer = try Self.armedTimer(line, context)
+        timer.order = order
+        apiTimers[timer.serial] = timer
+    }
+
+    /// An armed line read and checked: its serial, id, delay, wall-clock
+    /// deadline and action (a record's timer lines are read the same way).
+    static func armedTimer(_ line: JSONObject, _ context: some JournalContext) throws(UniFlowError) -> APITimer {
         guard case .int(let serial)? = line["serial"], case .int(let ms)? = line["ms"], ms >= 0,
               case .int(let due)? = line["due_at"], due >= 0, let action = line["action"]?.objectValue else {
             throw UniFlowError(.schema, "a timer line needs 'serial', 'ms', 'due_at' and 'action'")
@@ -285,7 +293,7 @@ struct JournalState {
         } catch {
             throw error.prefixed("action")
         }
-        apiTimers[serial] = APITimer(serial: serial, id: id, ms: UInt64(ms), dueAt: UInt64(due), action: action, order: order)
+        return APITimer(serial: serial, id: id, ms: UInt64(ms), dueAt: UInt64(due), action: action, order: 0)
     }
 
     private mutating func applyTimer(_ line: JSONObject, _ context: some JournalContext) throws(UniFlowError) {

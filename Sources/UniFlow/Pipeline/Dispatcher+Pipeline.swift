@@ -43,8 +43,11 @@ extension Dispatcher {
     /// applied (or, for a trigger, processed), otherwise the failure, which has
     /// been reported. `via` is released exactly once.
     func process(_ action: ResolvedAction, policy: CommitPolicy = .immediate) -> UniFlowError? {
-        // A partitioned dispatcher stages every outer call into one record.
-        if partitioning != nil && policy == .immediate { return processStaged(action) }
+        // A partitioned dispatcher stages every outer call into one record; an
+        // action inside a staged call (a timer's, a handler's) joins it.
+        if partitioning != nil && policy == .immediate {
+            return staging == nil ? processStaged(action) : process(action, policy: .staged)
+        }
         var via = action.header.via
         defer { via?.release() }
         cascade.processed += 1

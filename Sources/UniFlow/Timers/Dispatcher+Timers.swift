@@ -80,7 +80,9 @@ extension Dispatcher: TimerContext {
         batch!.undo.append(entry)
     }
 
-    var journaling: Bool { journal != nil }
+    /// Whether timer lines are written: to the journal, or into a partitioned
+    /// call's record.
+    var journaling: Bool { journal != nil || staging != nil }
 
     func reportRejected(_ failure: UniFlowError, timer id: () -> String?) {
         guard reportingActive else { return }
@@ -128,23 +130,51 @@ extension Dispatcher {
     func armAPITimer(json text: UnsafePointer<CChar>, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
         // A payload_free run by uf_dispatcher_free must not arm what nobody would fire.
         try refuseWhileClosing("uf_submit_after")
+        var partition: Int? = nil
         try JSONParser.withTree(text, levels: TimerService.maxActionDepth) { (root) throws(UniFlowError) in
             let action = try resolve(try BorrowedAction.decode(JanssonValue(root)), hasVia: false)
-            if partitioning != nil, let failure = ownershipFailure(action.header, writing: false) { throw failure }
+            partition = try timerPartition(of: action.header)
         }
-        try time.armAPITimer(action: String(cString: text), delay: delay, id: id, keep: keep, self)
+        try timerCall(partition) { () throws(UniFlowError) in
+            try time.armAPITimer(action: String(cString: text), delay: delay, id: id, keep: keep, self)
+        }
     }
 
     /// `uf_dispatch_after`: checks the action now, then arms it as JSON text.
     func armAPITimer(action a: uf_action, delay: UInt64, id: String?, keep: Bool) throws(UniFlowError) {
         try refuseWhileClosing("uf_dispatch_after")
         let action = try resolve(try DecodedAction(a), hasVia: false)
-        if partitioning != nil, let failure = ownershipFailure(action.header, writing: false) { throw failure }
+        let partition = try timerPartition(of: action.header)
         var object = actionDescription(action.header)
         // The payload it carried, not the defaults it would be given: they are filled
         // in when it fires, as for an action armed as JSON.
         if action.header.carriesPayload, let payload = action.payload { object["payload"] = .object(payload) }
-        try time.armAPITimer(action: JSONValue.object(object).jsonText, delay: delay, id: id, keep: keep, self)
+        try timerCall(partition) { () throws(UniFlowError) in
+            try time.armAPITimer(action: JSONValue.object(object).jsonText, delay: delay, id: id, keep: keep, self)
+        }
+    }
+
+    /// On a partitioned dispatcher: the partition of an API timer's action,
+    /// which this node must own (and, inside a call, the one the call writes).
+    private func timerPartition(of action: ActionHeader) throws(UniFlowError) -> Int? {
+        guard let table = partitioning else { return nil }
+        if let failure = ownershipFailure(action, writing: false) { throw failure }
+        return table.partition(ofKey: action.key)
+    }
+
+    /// Arming or cancelling an API timer from outside is an outer call of the
+    /// timer's partition on a partitioned dispatcher: a record with its timer
+    /// line, so that followers keep the timer. Inside a call (an interceptor,
+    /// a handler) the line joins that call's record.
+    private func timerCall(_ partition: Int?, _ body: () throws(UniFlowError) -> Void) throws(UniFlowError) {
+        guard let partition, staging == nil else { return try body() }
+        var failure: UniFlowError? = nil
+        if case .refused(let refused) = runStaged(partition: partition, reporting: nil, {
+            do throws(UniFlowError) { try body() } catch { failure = error }
+        }) {
+            throw refused
+        }
+        if let failure { throw failure }
     }
 
     /// `uf_timer_cancel`: on a partitioned dispatcher, only the owner of the
@@ -155,7 +185,8 @@ extension Dispatcher {
             let owner = table[p].owner.map { "owned by node '\($0.node)'" } ?? "owned by no node"
             throw UniFlowError(.notOwner, "timer '\(id)' belongs to \(table.name(of: p)), \(owner)")
         }
-        try time.cancelTimer(id, self)
+        let partition = partitioning != nil ? time.apiIDs[id].map { timerPartition($0) } : nil
+        try timerCall(partition) { () throws(UniFlowError) in try time.cancelTimer(id, self) }
     }
 
     // MARK: Firing
@@ -183,7 +214,11 @@ extension Dispatcher {
             }
             time.reach(top.deadline)
             if cascade.processed >= options.maxCascade {
-                dropTimer(top.record)
+                if partitioning != nil && staging == nil {
+                    _ = runStaged(partition: timerPartition(top.record), reporting: nil) { dropTimer(top.record) }
+                } else {
+                    dropTimer(top.record)
+                }
                 continue
             }
             time.firing = top.deadline
@@ -225,7 +260,17 @@ extension Dispatcher {
     /// again): `timer_fired`, then its actions, processed like a submit from
     /// outside, then the queue and the watches.
     private func fire(_ index: Int32) {
-        switch time.take(index, self) {
+        if partitioning != nil && staging == nil {
+            fireStaged(index)
+        } else {
+            _ = fireTaken(time.take(index, self))
+        }
+        if changes.any { settle() }
+    }
+
+    /// A timer taken out of the service, fired: its actions, the queue, and the line that says it fired.
+    private func fireTaken(_ taken: TimerService.Taken) {
+        switch taken {
         case .state(let record, let id, let place, let key):
             fireStateTimer(record, id: id, key: key)
             if !queue.isEmpty { drainQueue() }
@@ -235,8 +280,33 @@ extension Dispatcher {
             try? journalTimer(["timer": "fired", "serial": .int(Int64(serial))])
             if !queue.isEmpty { drainQueue() }
         }
-        if changes.any { settle() }
     }
+
+    /// On a partitioned dispatcher a firing is an outer call of the timer's
+    /// partition: one record holds what its actions changed and the line that
+    /// says it fired (so that followers drop it). When the sink refuses the
+    /// record, the firing is undone and the timer armed again, with its serial,
+    /// `Dispatcher.refusedFiringRetry` ms later.
+    private func fireStaged(_ index: Int32) {
+        let p = timerPartition(index)
+        let ms = time.store.records[Int(index)].ms
+        let taken = time.take(index, self)
+        let outcome = runStaged(partition: p, reporting: nil) { fireTaken(taken) }
+        if case .refused = outcome {
+            let retry = time.clock.now() &+ Self.refusedFiringRetry
+            switch taken {
+            case .state(let record, _, _, let key):
+                time.rearm([SavedStateTimer(feature: record.feature, key: key, after: Int(record.after),
+                                            deadline: retry, serial: record.serial)], self)
+            case .api(let text, let id, let serial):
+                try? time.armRestoredAPITimer(action: text, ms: ms, id: id, deadline: retry, serial: serial, self)
+            }
+        }
+        runHomeBindings()
+    }
+
+    /// How long a timer whose firing's record was refused waits before it fires again (ms).
+    static let refusedFiringRetry: UInt64 = 1000
 
     /// A state timer's actions have run (the whole cascade). If its place is
     /// still in the timer's state without having armed it again, the journal
@@ -245,7 +315,7 @@ extension Dispatcher {
     /// actions, so that a crash before it fires the timer again after replay
     /// (at least once, as API timers).
     private func journalStateTimerFired(_ record: TimerRecord, id: String, place: Place, key: String?) {
-        guard journal != nil, state(at: place) == record.state, self.key(at: place).map({ String(cString: $0) }) == key,
+        guard journal != nil || staging != nil, state(at: place) == record.state, self.key(at: place).map({ String(cString: $0) }) == key,
               !time.hasArmed(after: record.after, at: place, self) else { return }
         try? journalTimer(["timer": "fired", "id": .string(id)])
     }

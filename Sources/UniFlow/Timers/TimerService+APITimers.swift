@@ -123,11 +123,13 @@ extension TimerService {
     }
 
     /// Arms an API timer at a given deadline (a replay, a snapshot restore).
-    mutating func armRestoredAPITimer(action text: String, ms: UInt64, id: String?, deadline: UInt64,
+    /// `serial`: the one it had (a refused firing armed again, a follower
+    /// keeping its writer's timer), nil for the next.
+    mutating func armRestoredAPITimer(action text: String, ms: UInt64, id: String?, deadline: UInt64, serial: UInt64? = nil,
                                       _ context: some TimerContext) throws(UniFlowError) {
         let actionText = try Memory.copy(text, for: "a timer's action")
         let idText = try? id.map { (id) throws(UniFlowError) in try Memory.copy(id, for: "a timer's id") }
-        guard let index = try? store.arm(TimerRecord(deadline: deadline, ms: ms, action: actionText, id: idText ?? nil)) else {
+        guard let index = try? store.arm(TimerRecord(deadline: deadline, ms: ms, action: actionText, id: idText ?? nil), serial: serial) else {
             free(actionText)
             free(idText ?? nil)
             throw Memory.outOfMemory("a timer")

@@ -129,6 +129,12 @@ struct TimerStore {
     }
 
     @inline(__always)
+    /// A serial given elsewhere (a writer's timer a follower keeps): the next
+    /// ones given here come after it, so that serials stay unique in the log.
+    mutating func noteSerial(_ serial: UInt64) {
+        if serial >= nextSerial { nextSerial = serial &+ 1 }
+    }
+
     private mutating func takeSerial() -> UInt64 {
         defer { nextSerial &+= 1 }
         return nextSerial
