@@ -184,4 +184,30 @@ import Testing
         #expect(b.h.lastError == message)
         #expect(timers(b.h) == "[]")
     }
+
+    @Test func aBatchsBindingsCascadeIntoItsRecord() {
+        let log = TestLog()
+        let a = Node("a", log: log, Records.download)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        let seen = a.h.record()
+        #expect(uf_submit_batch(a.h.d, #"""
+            [{"kind": "initialize", "feature": "Download", "key": "a", "into": "Queued"},
+             {"kind": "transition", "feature": "Download", "key": "a", "into": "Done"}]
+            """#) == UF_OK)
+        // One record: the two actions and the deinitialization the binding queued.
+        #expect(log.records[0]!.count == 2)
+        #expect(lines(log.records[0]![1]).map { $0["kind"]! } == [.string("initialization"), .string("transition"), .string("deinitialization")])
+        #expect(seen.mutations.count == 3)
+        #expect(a.h.state == "{}")
+        // A batch that fails writes nothing and leaves nothing.
+        #expect(uf_submit_batch(a.h.d, #"""
+            [{"kind": "initialize", "feature": "Download", "key": "a", "into": "Queued"},
+             {"kind": "transition", "feature": "Download", "key": "a", "into": "Done"},
+             {"kind": "transition", "feature": "Download", "key": "a", "from": "Running", "into": "Done"}]
+            """#) == UF_REJECTED)
+        #expect(a.h.lastError.hasPrefix("batch[2]: "))
+        #expect(log.records[0]!.count == 2)
+        #expect(seen.mutations.count == 3)
+        #expect(a.h.state == "{}")
+    }
 }

@@ -32,6 +32,9 @@ struct ModelBindings {
     /// Model bindings by owner feature, in declaration order (features without
     /// bindings have no entry: most have none).
     var byOwner: [Int32: [ActiveBinding]] = [:]
+    /// Some binding belongs to a single feature (on a partitioned dispatcher it
+    /// lives in the global partition: every record of another is kept for it).
+    private(set) var hasSingleOwner = false
     /// For each watched feature, the bindings whose filter names it (owner order).
     var watchers: [Int32: [BindingReference]] = [:]
     /// Bindings whose filter is `AnyMutation`.
@@ -122,6 +125,7 @@ struct ModelBindings {
     mutating func install(_ binding: ActiveBinding) {
         let reference = BindingReference(owner: binding.owner, index: Int32(byOwner[binding.owner, default: []].count))
         byOwner[binding.owner, default: []].append(binding)
+        if !binding.ownerKeyed { hasSingleOwner = true }
         if binding.filter.feature < 0 {
             anyWatchers.append(reference)
         } else {

@@ -6,9 +6,7 @@ import CUniFlow
 /// runs have come (`after`).
 extension Dispatcher {
     /// Whether some binding belongs to a single feature (and so lives in the global partition).
-    var hasGlobalBindings: Bool {
-        bindings.byOwner.values.contains { list in list.contains { !$0.ownerKeyed } }
-    }
+    var hasGlobalBindings: Bool { bindings.hasSingleOwner }
 
     /// Keeps a record of partition `q` (not the global one) for the runs, when
     /// they have not yet covered it.

@@ -14,6 +14,8 @@ struct StagedCall {
     /// header borrows its action's texts (a key, an id), which a queued action
     /// owns and frees with it.
     var actions: [ResolvedAction] = []
+    /// An action of a batch failed: the whole call is undone, and writes nothing.
+    var abandoned = false
 }
 
 /// The record a sink is shown (`const uf_record *`): valid during the sink's call.
@@ -52,6 +54,26 @@ extension Dispatcher {
         return failure
     }
 
+    /// A batch of a partitioned dispatcher (`uf_submit_batch`): one staged call
+    /// whose actions run in order, their model bindings as each is applied and
+    /// what those queue in the same call, so that all of it is one record. The
+    /// first action that fails undoes the whole call (it has been reported).
+    func applyStaged(_ actions: [ResolvedAction]) throws(UniFlowError) {
+        var failure: UniFlowError? = nil
+        let outcome = runStaged(partition: nil, reporting: actions.last?.header) {
+            for i in actions.indices {
+                if let failed = process(actions[i], policy: .staged) {
+                    failure = failed.prefixed("batch[\(i)]")
+                    staging!.abandoned = true
+                    return
+                }
+            }
+        }
+        runHomeBindings()
+        if let failure { throw failure }
+        if case .refused(let refused) = outcome { throw refused }
+    }
+
     /// How a staged call ended.
     enum StagedOutcome {
         /// It changed nothing: no record.
@@ -82,7 +104,7 @@ extension Dispatcher {
         staging = StagedCall(journaling: journaling)
         partitionWritten = partition
         body()
-        drainQueue()
+        if !staging!.abandoned { drainQueue() }
         hot.journaling = journaling
         return sealStaged(reporting: outer, covering: covering)
     }
@@ -92,6 +114,11 @@ extension Dispatcher {
     private func sealStaged(reporting outer: ActionHeader?, covering: (partition: Int, version: UInt64)?) -> StagedOutcome {
         let staged = staging!
         staging = nil
+        if staged.abandoned {
+            undoBatch()
+            while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
+            return .wroteNothing
+        }
         let p = partitionWritten ?? partitioning!.global
         let timerLines = batch!.timerLines
         if staged.committed.isEmpty && timerLines.isEmpty {

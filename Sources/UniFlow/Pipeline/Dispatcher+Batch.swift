@@ -83,6 +83,9 @@ extension Dispatcher {
     }
 
     private func apply(_ actions: [ResolvedAction]) throws(UniFlowError) {
+        // A partitioned dispatcher's batch is one staged call (its bindings
+        // cascade into its record): Partitions/Dispatcher+Records.swift.
+        if partitioning != nil { return try applyStaged(actions) }
         let journaling = hot.journaling
         // Journal the batch only once it holds: a crash mid-batch must not replay half of it.
         hot.journaling = false
@@ -116,13 +119,6 @@ extension Dispatcher {
             }
         }
         hot.journaling = journaling
-        if partitioning != nil && !(committed.isEmpty && batch!.timerLines.isEmpty) {
-            let p = partitionWritten ?? partitioning!.global
-            if let refused = writeRecord(partition: p, body: .lines(committed, timerLines: batch!.timerLines)) {
-                throw rollBack(refused, at: nil, reporting: actions.last?.header)
-            }
-            keepForHome(p, version: partitioning![p].version) { committed.map { homeMutation($0) } }
-        }
         if journal != nil {
             do throws(UniFlowError) {
                 try journalBatch(committed, timerLines: batch!.timerLines)
