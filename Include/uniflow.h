@@ -768,8 +768,9 @@ int uf_send(uf_dispatcher *d, const char *feature, const char *key, const char *
  * key that breaks the key rules (docs/instances.md). */
 int uf_partition_of(uf_dispatcher *d, const char *feature, const char *key, uint32_t *p);
 
-/* Records. Everything one outer call changes (an action and its cascade, a timer
- * firing, a claim, a release) is one record of one partition, a JSON object
+/* Records. Everything one outer call changes (an action and its cascade, a batch,
+ * a timer firing, arming or cancelling an API timer, a claim, a release) is one
+ * record of one partition, a JSON object
  * written in one piece:
  *   {"uniflow_record": 1, "fingerprint": "<16 hex digits, as the journal's>",
  *    "partitions": N, "partition": p, "version": v, "prev": "<fnv1a32 of the
@@ -777,7 +778,10 @@ int uf_partition_of(uf_dispatcher *d, const char *feature, const char *key, uint
  *    "incarnation": "<16 hex digits>", "at": ms, "lines": [...],
  *    "after": {...} (records of the global partition only)}
  * "lines" are the journal's lines (docs/journal.md), each mutation line with the
- * action object of its reports; a claim record has "claim": NAME and a release
+ * action object of its reports, and the timer lines of what the call's timers did
+ * (followers keep a partition's timers from them; only the owner fires them, and a
+ * firing whose record is refused is undone and tried again a second later); a
+ * claim record has "claim": NAME and a release
  * record "release": NAME instead. "version" counts a partition's records from 1.
  * Each partitioned dispatcher draws a random incarnation when it is made: a node
  * restarted under the same name is another owner. */
@@ -816,7 +820,8 @@ int uf_record_version(const uf_record *r, uint64_t *v);
  * incarnation the partition's owner (ending this node's ownership when it is
  * another's); a release leaves it without one. The lines are installed the way a
  * replay installs a journal's (no via, no interceptors, no preconditions, no model
- * bindings), then subscribers and watches are told of each mutation
+ * bindings; timer lines arm and drop this node's copies of the writer's timers),
+ * then subscribers and watches are told of each mutation
  * (uf_mutation_foreign() is 1 for them), with the JSON the writer's subscribers
  * saw but for "seq". UF_EMISUSE inside a callback of the dispatcher. */
 int uf_record_apply(uf_dispatcher *d, const char *record_json);
@@ -824,11 +829,14 @@ int uf_record_apply(uf_dispatcher *d, const char *record_json);
 /* A snapshot of partition p: {"uniflow_record": 1, "fingerprint", "partitions",
  * "partition": p, "version": v, "prev": <the hash of the last record it includes>,
  * "snapshot": {"model": <the partition's features or instances, as uf_state_get
- * writes them>}, "owner": {"node", "incarnation"} | null, "after" (the global
- * partition)}. uf_record_apply of a snapshot whose version is above the
- * partition's replaces the partition with it: no mutation is notified, the state
- * timers of what it installs are armed afresh, and uf_partitions_get shows the new
- * version; one at or below it changes nothing. Logs use snapshots to start new
+ * writes them>, "timers": [{"kind": "state", "id", "due_at"} | {"kind": "api",
+ * "serial", "id", "ms", "due_at", "action"}, ...]}, "owner": {"node",
+ * "incarnation"} | null, "after" (the global partition)}. uf_record_apply of a
+ * snapshot whose version is above the partition's replaces the partition with it:
+ * no mutation is notified, the partition's timers become the snapshot's, each due
+ * at its wall-clock "due_at" (a snapshot without "timers" arms its state timers
+ * afresh), and uf_partitions_get shows the new version; one at or below it changes
+ * nothing. Logs use snapshots to start new
  * nodes quickly and to drop old records. *json is freed with uf_free. */
 int uf_partition_snapshot(uf_dispatcher *d, uint32_t p, char **json);
 
