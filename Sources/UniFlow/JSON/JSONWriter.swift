@@ -25,7 +25,7 @@ struct JSONWriter {
     mutating func write(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
-        case .bool(let b): raw(b ? "true" : "false")
+        case .bool(let b): if b { raw("true") } else { raw("false") }
         case .int(let i): write(int: i)
         case .double(let d): writeNumber(d)
         case .string(let s): write(string: s)
@@ -50,14 +50,15 @@ struct JSONWriter {
         }
     }
 
-    mutating func raw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+    /// Text written as it is: a literal (copied whole from its bytes).
+    mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     private mutating func writeNumber(_ d: Double) {
         // Integral values that fit print without ".0" only when they came in as
         // integers; a double keeps Swift's form ("100.0", "1e+20"), which is valid JSON.
-        if d.isFinite { raw(d.description) } else { raw("null") }
+        if d.isFinite { bytes.append(contentsOf: d.description.utf8) } else { raw("null") }
     }
 
     mutating func write(string: String) {
@@ -99,20 +100,26 @@ struct JSONWriter {
         }
     }
 
-    /// An integer in decimal, without making a `String` of it.
+    /// An integer in decimal, without making a `String` of it: the highest
+    /// power of ten first, then each digit in order.
     mutating func write(int value: Int64) {
+        if value >= 0 && value < 10 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        // 20 digits hold any UInt64; written backwards, then copied in order.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var i = 20
-            repeat {
-                i -= 1
-                digits[i] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i...]))
-        }
+        var divisor: UInt64 = 1
+        while magnitude / divisor >= 10 { divisor &*= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
+        } while divisor > 0
+    }
+
+    mutating func raw(bytes more: [UInt8]) {
+        bytes.append(contentsOf: more)
     }
 
     mutating func raw(byte: UInt8) {

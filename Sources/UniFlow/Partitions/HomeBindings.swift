@@ -30,7 +30,10 @@ struct HomeBindings {
     /// has had no owner yet. Arrays, not dictionaries: every record of the
     /// global partition reads and writes all of them, and hashing each number
     /// cost a record more than writing it.
-    private(set) var after: [UInt64?]
+    private(set) var after: [UInt64?] { didSet { afterText = nil } }
+    /// `after` as the last record wrote it: global records mostly carry it
+    /// unchanged, and writing its numbers again was a tenth of a record's cost.
+    private var afterText: [UInt8]? = nil
     /// For each partition: its records above `after`, in version order.
     private(set) var pending: [[PendingRecord]]
     /// What `after` gained since the last global record that carried it.
@@ -66,7 +69,22 @@ struct HomeBindings {
     /// (a run over another partition's record) counted in.
     /// A partition it does not name is at 0 (nothing run over yet): records of
     /// a model with many partitions stay small while few are written.
-    func write(to writer: inout JSONWriter, with extra: (partition: Int, version: UInt64)? = nil) {
+    mutating func write(to writer: inout JSONWriter, with extra: (partition: Int, version: UInt64)? = nil) {
+        if let extra, extra.version != after[extra.partition] ?? 0 {
+            var text = JSONWriter()
+            writeAfter(to: &text, with: extra)
+            writer.raw(bytes: text.bytes)
+            return
+        }
+        if afterText == nil {
+            var text = JSONWriter()
+            writeAfter(to: &text, with: nil)
+            afterText = text.bytes
+        }
+        writer.raw(bytes: afterText!)
+    }
+
+    private func writeAfter(to writer: inout JSONWriter, with extra: (partition: Int, version: UInt64)?) {
         writer.raw(byte: UInt8(ascii: "{"))
         var first = true
         for q in after.indices {
