@@ -201,16 +201,10 @@ import Testing
             #expect(seen.intercepted == reference.2.intercepted, "seed \(seed)")
             #expect(seen.watched == reference.2.watched, "seed \(seed)")
             #expect(h.state == general.state, "seed \(seed)")
-            #expect(Self.timers(h) == Self.timers(general), "seed \(seed)")
+            #expect(h.timers == general.timers, "seed \(seed)")
         }
     }
 
-    static func timers(_ h: Harness) -> String? {
-        var out: UnsafeMutablePointer<CChar>?
-        #expect(uf_timers_get(h.d, &out) == UF_OK)
-        defer { uf_free(out) }
-        return out.map { String(cString: $0) }
-    }
 
     @Test(arguments: [21, 22, 23, 24] as [UInt64])
     func givenTheSameSends_whenTheHotPathTakesThem_thenEverythingMatchesTheGeneralPath(seed: UInt64) {

@@ -304,12 +304,6 @@ final class Node {
                 "Stalled": {}}}
     """#
 
-    func timers(_ h: Harness) -> String {
-        var out: UnsafeMutablePointer<CChar>?
-        #expect(uf_timers_get(h.d, &out) == UF_OK)
-        defer { uf_free(out) }
-        return String(cString: out!)
-    }
 
     @Test func onlyTheOwnerFiresAndANewOwnerFiresAnOverdueTimerOnce() {
         let log = TestLog()
@@ -319,7 +313,7 @@ final class Node {
         #expect(a.h.submit(#"{"kind": "initialize", "feature": "Job", "key": "a", "into": "Running"}"#) == UF_OK)
         #expect(b.catchUp() == UF_OK)
         // Every node keeps the timer, with its partition.
-        #expect(timers(b.h) == #"[{"id":"Job[a].Running.after[0]","due_in_ms":30000,"ms":30000,"p":0}]"#)
+        #expect(b.h.timers == #"[{"id":"Job[a].Running.after[0]","due_in_ms":30000,"ms":30000,"p":0}]"#)
         // Due on b, which does not own partition 0: it waits.
         #expect(uf_clock_advance(b.h.d, 31000) == UF_OK)
         #expect(b.h.state == #"{"Job":{"a":{"state":"Running","payload":{}}}}"#)

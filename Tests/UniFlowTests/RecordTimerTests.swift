@@ -19,12 +19,6 @@ import Testing
                 "Stalled": {}}}
     """#
 
-    func timers(_ h: Harness) -> String {
-        var out: UnsafeMutablePointer<CChar>?
-        #expect(uf_timers_get(h.d, &out) == UF_OK)
-        defer { uf_free(out) }
-        return String(cString: out!)
-    }
 
     func lines(_ text: String) -> [JSONObject] {
         (try! JSONParser.parse(text).objectValue!["lines"]?.arrayValue ?? []).map { $0.objectValue! }
@@ -45,7 +39,7 @@ import Testing
         #expect(armed[0]["timer"] == .string("armed"))
         #expect(armed[0]["id"] == .string("start-a"))
         #expect(b.catchUp() == UF_OK)
-        #expect(timers(b.h) == #"[{"id":"start-a","due_in_ms":500,"ms":500,"p":0}]"#)
+        #expect(b.h.timers == #"[{"id":"start-a","due_in_ms":500,"ms":500,"p":0}]"#)
         // Due everywhere; only the owner fires it, in one record with the line that says so.
         #expect(uf_clock_advance(b.h.d, 600) == UF_OK)
         #expect(b.h.feature("Job")!.contains("Queued"))
@@ -55,7 +49,7 @@ import Testing
         #expect(b.catchUp() == UF_OK)
         #expect(b.h.state == a.h.state)
         // b dropped its copy: a later claim fires nothing again.
-        #expect(timers(b.h) == #"[{"id":"Job[a].Running.after[0]","due_in_ms":30000,"ms":30000,"p":0}]"#)
+        #expect(b.h.timers == #"[{"id":"Job[a].Running.after[0]","due_in_ms":30000,"ms":30000,"p":0}]"#)
         let count = log.records[0]!.count
         #expect(uf_partition_claim(b.h.d, 0) == UF_OK)
         #expect(uf_clock_advance(b.h.d, 0) == UF_OK)
@@ -79,7 +73,7 @@ import Testing
         #expect(last.last?["timer"] == .string("fired"))
         #expect(try! JSONParser.parse(log.records[0]!.last!).objectValue!["node"] == .string("b"))
         #expect(uf_clock_advance(b.h.d, 1000) == UF_OK)
-        #expect(!timers(b.h).contains(#""ms":500"#))
+        #expect(!b.h.timers.contains(#""ms":500"#))
     }
 
     @Test func cancellingIsARecordToo() {
@@ -92,7 +86,7 @@ import Testing
         #expect(uf_timer_cancel(a.h.d, "start-a") == UF_OK)
         #expect(lines(log.records[0]!.last!).first?["timer"] == .string("cancelled"))
         #expect(b.catchUp() == UF_OK)
-        #expect(timers(b.h) == "[]")
+        #expect(b.h.timers == "[]")
     }
 
     @Test func aStateTimerThatFiredWithoutLeavingItsStateIsNotFiredAgainAfterAFailover() {
@@ -108,7 +102,7 @@ import Testing
         #expect(fired[1]["id"] == .string("Job[a].Running.after[0]"))
         #expect(uf_clock_advance(b.h.d, 1500) == UF_OK)
         #expect(b.catchUp() == UF_OK)
-        #expect(timers(b.h) == "[]")
+        #expect(b.h.timers == "[]")
         let count = log.records[0]!.count
         #expect(uf_partition_claim(b.h.d, 0) == UF_OK)
         #expect(uf_clock_advance(b.h.d, 0) == UF_OK)
@@ -128,7 +122,7 @@ import Testing
         #expect(uf_clock_advance(a.h.d, 500) == UF_OK)
         #expect(a.h.state == before)
         #expect(log.records[0]!.count == count)
-        #expect(timers(a.h) == #"[{"id":"start-a","due_in_ms":1000,"ms":500,"p":0}]"#)
+        #expect(a.h.timers == #"[{"id":"start-a","due_in_ms":1000,"ms":500,"p":0}]"#)
         #expect(uf_clock_advance(a.h.d, 1000) == UF_OK)
         #expect(a.h.feature("Job")!.contains("Running"))
         #expect(lines(log.records[0]!.last!).last?["timer"] == .string("fired"))
@@ -153,7 +147,7 @@ import Testing
         #expect(uf_clock_advance(c.h.d, 10000) == UF_OK)
         #expect(uf_record_apply(c.h.d, snapshot) == UF_OK)
         // The manual clock's time is the wall-clock time the record carries.
-        #expect(timers(c.h) == timers(a.h))
+        #expect(c.h.timers == a.h.timers)
         // c takes over when a is gone, and each fires once.
         #expect(uf_clock_advance(c.h.d, 20000) == UF_OK)
         #expect(uf_partition_claim(c.h.d, 0) == UF_OK)
@@ -182,7 +176,7 @@ import Testing
         record["lines"] = .array([try! JSONParser.parse(line)])
         #expect(uf_record_apply(b.h.d, JSONValue.object(record).jsonText) == UF_ESCHEMA)
         #expect(b.h.lastError == message)
-        #expect(timers(b.h) == "[]")
+        #expect(b.h.timers == "[]")
     }
 
     @Test func aBatchsBindingsCascadeIntoItsRecord() {
