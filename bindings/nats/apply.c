@@ -38,8 +38,11 @@ static uint32_t partition_of_subject(const char *subject) {
 
 static void apply_one(uf_nats_node *n, natsMsg *m) {
     jsMsgMetaData *meta = NULL;
-    uint64_t seq = 0;
-    if (natsMsg_GetMetaData(&meta, m) == NATS_OK) seq = meta->Sequence.Stream;
+    uint64_t seq = 0, consumer_seq = 0;
+    if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+        seq = meta->Sequence.Stream;
+        consumer_seq = meta->Sequence.Consumer;
+    }
     jsMsgMetaData_Destroy(meta);
     const char *id = NULL;
     uint32_t p = partition_of_subject(natsMsg_GetSubject(m)), idp = 0;
@@ -50,6 +53,7 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
         /* A record of another partitioning of this model: not ours to apply. */
         pthread_mutex_lock(&n->mu);
         if (seq > n->applied_through) n->applied_through = seq;
+        n->applied_consumer_seq = consumer_seq;
         pthread_cond_broadcast(&n->changed);
         pthread_mutex_unlock(&n->mu);
         return;
@@ -70,6 +74,7 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
                  (unsigned long long)seq, p, uf_status_name(rc), uf_last_error());
     }
     if (seq > n->applied_through) n->applied_through = seq;
+    n->applied_consumer_seq = consumer_seq;
     pthread_cond_broadcast(&n->changed);
     pthread_mutex_unlock(&n->mu);
 }
@@ -108,6 +113,8 @@ static void wait_changed(uf_nats_node *n, int64_t until_ms) {
 }
 
 int ufn_wait_applied(uf_nats_node *n, int64_t deadline, bool blocked_too) {
+    uint64_t target = 0, pending = 0, delivered = 0;
+    bool asked = false;
     for (;;) {
         int64_t left = deadline - ufn_now_ms();
         if (left <= 0) break;
@@ -124,14 +131,20 @@ int ufn_wait_applied(uf_nats_node *n, int64_t deadline, bool blocked_too) {
             pthread_mutex_unlock(&n->mu);
             continue;
         }
-        uint64_t target = ci->Delivered.Stream, pending = ci->NumPending;
+        /* Delivered.Stream may name a message the filter skipped (a snapshot):
+         * the consumer's own count of deliveries says as much, and is reached. */
+        target = ci->Delivered.Stream;
+        delivered = ci->Delivered.Consumer;
+        pending = ci->NumPending;
+        asked = true;
         jsConsumerInfo_Destroy(ci);
         pthread_mutex_lock(&n->mu);
         if (pending == 0) {
             /* Everything the stream had is delivered: wait until it is applied. */
-            while (n->applied_through < target && ufn_now_ms() < deadline && !n->stopping)
+            while (n->applied_through < target && n->applied_consumer_seq < delivered &&
+                   ufn_now_ms() < deadline && !n->stopping)
                 wait_changed(n, deadline);
-            bool done = n->applied_through >= target;
+            bool done = n->applied_through >= target || n->applied_consumer_seq >= delivered;
             if (done && blocked_too) {
                 for (;;) {
                     bool blocked = false;
@@ -147,8 +160,12 @@ int ufn_wait_applied(uf_nats_node *n, int64_t deadline, bool blocked_too) {
         wait_changed(n, ufn_now_ms() + 10 < deadline ? ufn_now_ms() + 10 : deadline);
         pthread_mutex_unlock(&n->mu);
     }
-    return ufn_fail(UF_EUNAVAILABLE, "the node did not apply what the stream holds in time (applied up to stream sequence %llu)",
-                    (unsigned long long)n->applied_through);
+    if (!asked)
+        return ufn_fail(UF_EUNAVAILABLE, "the server did not answer for the node's consumer in time (applied up to "
+                        "stream sequence %llu)", (unsigned long long)n->applied_through);
+    return ufn_fail(UF_EUNAVAILABLE, "the node did not apply what the stream holds in time (applied up to stream "
+                    "sequence %llu; the consumer had delivered up to %llu, %llu more pending)",
+                    (unsigned long long)n->applied_through, (unsigned long long)target, (unsigned long long)pending);
 }
 
 uint64_t ufn_lag(uf_nats_node *n) {
@@ -161,7 +178,7 @@ uint64_t ufn_lag(uf_nats_node *n) {
     if (natsSubscription_GetConsumerInfo(&ci, n->records, &jo, &ec) == NATS_OK) {
         lag = ci->NumPending;
         pthread_mutex_lock(&n->mu);
-        if (ci->Delivered.Stream > n->applied_through) {
+        if (ci->Delivered.Consumer > n->applied_consumer_seq) {
             int msgs = 0, bytes = 0;
             natsSubscription_GetPending(n->records, &msgs, &bytes);
             lag += (uint64_t)msgs;

@@ -155,9 +155,12 @@ int uf_nats_node_start(uf_nats_node *n) {
         before = n->applied_through;
         pthread_mutex_unlock(&n->mu);
         if (moved) rc = UF_OK;
-        else rc = ufn_fail(UF_EUNAVAILABLE, "uf_nats_node_start: catching up made no progress within %lld ms "
-                           "(applied up to stream sequence %llu)", (long long)n->opt.timeout_ms,
-                           (unsigned long long)before);
+        else {
+            char why[800];
+            snprintf(why, sizeof why, "%s", uf_nats_last_error());
+            rc = ufn_fail(UF_EUNAVAILABLE, "uf_nats_node_start: catching up made no progress within %lld ms: %s",
+                          (long long)n->opt.timeout_ms, why);
+        }
     }
     if (rc == UF_OK) {
         if (pthread_create(&n->lease_thread, NULL, lease_main, n) != 0)

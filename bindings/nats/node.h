@@ -116,6 +116,7 @@ struct uf_nats_node {
     pthread_cond_t changed;       /* applied_through moved, or a flag changed */
     ufn_partition *parts;         /* global + 1 */
     uint64_t applied_through;     /* the last stream sequence the apply thread handled */
+    uint64_t applied_consumer_seq; /* and its consumer sequence */
     bool started, stopping, sink_installed;
     bool apply_running, lease_running;
     pthread_t apply_thread, lease_thread;
