@@ -57,6 +57,10 @@ int ufn_record_sink(const uf_record *r, void *payload) {
         return UF_ECONFLICT;
     }
     if (n->probing) return probe(n, text);
+    if (!n->js) {
+        ufn_set_sink_detail("the NATS node is not started: nothing can be written yet");
+        return UF_EUNAVAILABLE;
+    }
     if (p > n->global) {
         ufn_set_sink_detail("partition %u is out of range", p);
         return UF_ECONFLICT;
