@@ -17,18 +17,28 @@
 
 #include "node.h"
 
-int ufn_subscribe_records(uf_nats_node *n) {
+/* An ordered consumer of every record subject, from stream sequence `from`
+ * (0: from the first message the stream holds). */
+static int subscribe_from(uf_nats_node *n, uint64_t from) {
     char subject[UFN_NAME_MAX + 16];
     snprintf(subject, sizeof subject, "uf.%s.p.>", n->opt.model);
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Stream = n->stream;
     so.Ordered = true;
+    if (from > 0) {
+        so.Config.DeliverPolicy = js_DeliverByStartSequence;
+        so.Config.OptStartSeq = from;
+    }
     jsErrCode ec = 0;
     natsStatus s = js_SubscribeSync(&n->records, n->js, subject, NULL, &so, &ec);
     if (s != NATS_OK)
-        return ufn_fail(UF_EUNAVAILABLE, "uf_nats_node_start: cannot subscribe to %s: %s", subject, ufn_nats_text(s));
+        return ufn_fail(UF_EUNAVAILABLE, "cannot subscribe to %s: %s", subject, ufn_nats_text(s));
     return UF_OK;
+}
+
+int ufn_subscribe_records(uf_nats_node *n) {
+    return subscribe_from(n, 0);
 }
 
 static uint32_t partition_of_subject(const char *subject) {
@@ -38,10 +48,10 @@ static uint32_t partition_of_subject(const char *subject) {
 
 static void apply_one(uf_nats_node *n, natsMsg *m) {
     jsMsgMetaData *meta = NULL;
-    uint64_t seq = 0, consumer_seq = 0;
+    uint64_t seq = 0, consumer_pending = 0;
     if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
         seq = meta->Sequence.Stream;
-        consumer_seq = meta->Sequence.Consumer;
+        consumer_pending = meta->NumPending;
     }
     jsMsgMetaData_Destroy(meta);
     const char *id = NULL;
@@ -53,7 +63,7 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
         /* A record of another partitioning of this model: not ours to apply. */
         pthread_mutex_lock(&n->mu);
         if (seq > n->applied_through) n->applied_through = seq;
-        n->applied_consumer_seq = consumer_seq;
+        n->consumer_pending = consumer_pending;
         pthread_cond_broadcast(&n->changed);
         pthread_mutex_unlock(&n->mu);
         return;
@@ -74,26 +84,41 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
                  (unsigned long long)seq, p, uf_status_name(rc), uf_last_error());
     }
     if (seq > n->applied_through) n->applied_through = seq;
-    n->applied_consumer_seq = consumer_seq;
+    n->consumer_pending = consumer_pending;
     pthread_cond_broadcast(&n->changed);
     pthread_mutex_unlock(&n->mu);
 }
 
 void *ufn_apply_main(void *arg) {
     uf_nats_node *n = arg;
-    for (;;) {
+    while (!n->stopping) {
+        pthread_mutex_lock(&n->mu);
+        bool again = n->resubscribe;
+        n->resubscribe = false;
+        uint64_t from = n->applied_through + 1;
+        pthread_mutex_unlock(&n->mu);
+        if (again || !n->records) {
+            /* After a reconnection the server may have lost the consumer (a
+             * restart): start a new one after the last record handled rather
+             * than wait for libnats to notice missing heartbeats. */
+            if (n->records) {
+                natsSubscription_Unsubscribe(n->records);
+                natsSubscription_Destroy(n->records);
+                n->records = NULL;
+            }
+            if (subscribe_from(n, from) != UF_OK) {
+                struct timespec ts = {0, 100 * 1000000};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+        }
         natsMsg *m = NULL;
         natsStatus s = natsSubscription_NextMsg(&m, n->records, 100);
-        if (n->stopping) {
-            natsMsg_Destroy(m);
-            break;
-        }
-        if (s == NATS_OK) {
-            apply_one(n, m);
-            natsMsg_Destroy(m);
-        } else if (s != NATS_TIMEOUT) {
-            /* Slow consumer, a reset of the ordered consumer: libnats recreates
-             * it from the last sequence delivered; wait a moment. */
+        if (s == NATS_OK && !n->stopping) apply_one(n, m);
+        natsMsg_Destroy(m);
+        if (s != NATS_OK && s != NATS_TIMEOUT) {
+            /* A slow consumer, or the ordered consumer being reset: libnats
+             * recreates it from the last sequence delivered; wait a moment. */
             struct timespec ts = {0, 20 * 1000000};
             nanosleep(&ts, NULL);
         }
@@ -112,79 +137,61 @@ static void wait_changed(uf_nats_node *n, int64_t until_ms) {
     pthread_cond_timedwait(&n->changed, &n->mu, &ts);
 }
 
+/* The stream sequence of the last record any partition has (0: none), from the
+ * stream's leader. */
+static int last_record_seq(uf_nats_node *n, int64_t wait_ms, uint64_t *seq) {
+    char subject[UFN_NAME_MAX + 16];
+    snprintf(subject, sizeof subject, "uf.%s.p.>", n->opt.model);
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = wait_ms > 1 ? wait_ms : 1;
+    natsMsg *m = NULL;
+    jsErrCode ec = 0;
+    natsStatus s = js_GetLastMsg(&m, n->js, n->stream, subject, &jo, &ec);
+    *seq = s == NATS_OK ? natsMsg_GetSequence(m) : 0;
+    natsMsg_Destroy(m);
+    return s == NATS_OK || s == NATS_NOT_FOUND ? UF_OK : UF_EUNAVAILABLE;
+}
+
 int ufn_wait_applied(uf_nats_node *n, int64_t deadline, bool blocked_too) {
-    uint64_t target = 0, pending = 0, delivered = 0;
+    uint64_t target = 0;
     bool asked = false;
-    for (;;) {
-        int64_t left = deadline - ufn_now_ms();
-        if (left <= 0) break;
-        jsOptions jo;
-        jsOptions_Init(&jo);
-        jo.Wait = left;
-        jsConsumerInfo *ci = NULL;
-        jsErrCode ec = 0;
-        natsStatus s = natsSubscription_GetConsumerInfo(&ci, n->records, &jo, &ec);
-        if (s != NATS_OK) {
-            /* The ordered consumer may be between two incarnations: ask again. */
+    while (!asked && ufn_now_ms() < deadline) {
+        if (last_record_seq(n, deadline - ufn_now_ms(), &target) == UF_OK) asked = true;
+        else {
             pthread_mutex_lock(&n->mu);
             wait_changed(n, ufn_now_ms() + 20 < deadline ? ufn_now_ms() + 20 : deadline);
             pthread_mutex_unlock(&n->mu);
-            continue;
         }
-        /* Delivered.Stream may name a message the filter skipped (a snapshot):
-         * the consumer's own count of deliveries says as much, and is reached. */
-        target = ci->Delivered.Stream;
-        delivered = ci->Delivered.Consumer;
-        pending = ci->NumPending;
-        asked = true;
-        jsConsumerInfo_Destroy(ci);
-        pthread_mutex_lock(&n->mu);
-        if (pending == 0) {
-            /* Everything the stream had is delivered: wait until it is applied. */
-            while (n->applied_through < target && n->applied_consumer_seq < delivered &&
-                   ufn_now_ms() < deadline && !n->stopping)
-                wait_changed(n, deadline);
-            bool done = n->applied_through >= target || n->applied_consumer_seq >= delivered;
-            if (done && blocked_too) {
-                for (;;) {
-                    bool blocked = false;
-                    for (uint32_t p = 0; p <= n->global; p++) blocked |= n->parts[p].blocked;
-                    if (!blocked || ufn_now_ms() >= deadline || n->stopping) { done = !blocked; break; }
-                    wait_changed(n, deadline);
-                }
-            }
-            pthread_mutex_unlock(&n->mu);
-            if (done) return UF_OK;
-            break;
-        }
-        wait_changed(n, ufn_now_ms() + 10 < deadline ? ufn_now_ms() + 10 : deadline);
-        pthread_mutex_unlock(&n->mu);
     }
     if (!asked)
-        return ufn_fail(UF_EUNAVAILABLE, "the server did not answer for the node's consumer in time (applied up to "
+        return ufn_fail(UF_EUNAVAILABLE, "the server did not tell the stream's last record in time (applied up to "
                         "stream sequence %llu)", (unsigned long long)n->applied_through);
-    return ufn_fail(UF_EUNAVAILABLE, "the node did not apply what the stream holds in time (applied up to stream "
-                    "sequence %llu; the consumer had delivered up to %llu, %llu more pending)",
-                    (unsigned long long)n->applied_through, (unsigned long long)target, (unsigned long long)pending);
+    pthread_mutex_lock(&n->mu);
+    while (n->applied_through < target && ufn_now_ms() < deadline && !n->stopping) wait_changed(n, deadline);
+    bool done = n->applied_through >= target;
+    bool blocked = false;
+    while (done && blocked_too) {
+        blocked = false;
+        for (uint32_t p = 0; p <= n->global; p++) blocked |= n->parts[p].blocked;
+        if (!blocked || ufn_now_ms() >= deadline || n->stopping) break;
+        wait_changed(n, deadline);
+    }
+    uint64_t applied = n->applied_through;
+    pthread_mutex_unlock(&n->mu);
+    if (!done)
+        return ufn_fail(UF_EUNAVAILABLE, "the node did not apply what the stream holds in time (applied up to stream "
+                        "sequence %llu of %llu)", (unsigned long long)applied, (unsigned long long)target);
+    if (blocked)
+        return ufn_fail(UF_EUNAVAILABLE, "a partition still waits for the outcome of a publish the server did not answer");
+    return UF_OK;
 }
 
 uint64_t ufn_lag(uf_nats_node *n) {
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = n->opt.timeout_ms;
-    jsConsumerInfo *ci = NULL;
-    jsErrCode ec = 0;
-    uint64_t lag = 0;
-    if (natsSubscription_GetConsumerInfo(&ci, n->records, &jo, &ec) == NATS_OK) {
-        lag = ci->NumPending;
-        pthread_mutex_lock(&n->mu);
-        if (ci->Delivered.Consumer > n->applied_consumer_seq) {
-            int msgs = 0, bytes = 0;
-            natsSubscription_GetPending(n->records, &msgs, &bytes);
-            lag += (uint64_t)msgs;
-        }
-        pthread_mutex_unlock(&n->mu);
-        jsConsumerInfo_Destroy(ci);
-    }
+    uint64_t last = 0;
+    if (last_record_seq(n, n->opt.timeout_ms, &last) != UF_OK) return 0;
+    pthread_mutex_lock(&n->mu);
+    uint64_t lag = n->applied_through >= last ? 0 : (n->consumer_pending > 0 ? n->consumer_pending : 1);
+    pthread_mutex_unlock(&n->mu);
     return lag;
 }

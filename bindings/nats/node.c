@@ -101,8 +101,8 @@ static void *lease_main(void *arg) {
 /* Undoes a start that failed halfway, so that it may be tried again. */
 static void disconnect(uf_nats_node *n) {
     if (n->apply_running) {
+        /* It polls every 100 ms and owns the consumer until it returns. */
         n->stopping = true;
-        if (n->records) natsSubscription_Unsubscribe(n->records);
         pthread_join(n->apply_thread, NULL);
         n->apply_running = false;
     }
@@ -184,8 +184,11 @@ int uf_nats_sync(uf_nats_node *n, int timeout_ms) {
     if (!n->started) return ufn_fail(UF_EMISUSE, "uf_nats_sync: the node is not started");
     int64_t wait = timeout_ms > 0 ? timeout_ms : n->opt.timeout_ms;
     int rc = ufn_wait_applied(n, ufn_now_ms() + wait, true);
-    if (rc != UF_OK)
-        return ufn_fail(rc, "uf_nats_sync: %s within %lld ms", uf_nats_last_error(), (long long)wait);
+    if (rc != UF_OK) {
+        char why[800];
+        snprintf(why, sizeof why, "%s", uf_nats_last_error());
+        return ufn_fail(rc, "uf_nats_sync: %s (waited %lld ms)", why, (long long)wait);
+    }
     return UF_OK;
 }
 

@@ -109,14 +109,15 @@ struct uf_nats_node {
     natsConnection *nc;
     jsCtx *js;
     kvStore *kv;
-    natsSubscription *records;    /* ordered consumer of uf.<model>.p.> */
+    natsSubscription *records;    /* ordered consumer of uf.<model>.p.> (the apply thread's) */
     natsSubscription *rpc;
 
     pthread_mutex_t mu;           /* guards parts, applied_through, flags below */
     pthread_cond_t changed;       /* applied_through moved, or a flag changed */
     ufn_partition *parts;         /* global + 1 */
     uint64_t applied_through;     /* the last stream sequence the apply thread handled */
-    uint64_t applied_consumer_seq; /* and its consumer sequence */
+    uint64_t consumer_pending;    /* what the consumer said was left after it */
+    bool resubscribe;             /* set on reconnection: the apply thread makes a new consumer */
     bool started, stopping, sink_installed;
     bool apply_running, lease_running;
     pthread_t apply_thread, lease_thread;

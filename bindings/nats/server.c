@@ -13,6 +13,15 @@
 
 #include "node.h"
 
+/* libnats' thread, after a reconnection: the apply thread makes a new consumer. */
+static void reconnected(natsConnection *nc, void *closure) {
+    (void)nc;
+    uf_nats_node *n = closure;
+    pthread_mutex_lock(&n->mu);
+    n->resubscribe = true;
+    pthread_mutex_unlock(&n->mu);
+}
+
 int ufn_connect(uf_nats_node *n) {
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
@@ -23,6 +32,7 @@ int ufn_connect(uf_nats_node *n) {
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
     if (s == NATS_OK) s = natsOptions_SetName(opts, n->name);
+    if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, reconnected, n);
     if (s != NATS_OK) {
         natsOptions_Destroy(opts);
         return ufn_fail(UF_ENOMEM, "uf_nats_node_start: cannot set the connection's options: %s", ufn_nats_text(s));
