@@ -16,9 +16,12 @@
  *                                  header Nats-Msg-Id:
  *                                  <incarnation>:<p>:<version>:<fnv1a32 of the bytes>
  *       uf.<model>.s.<p>           snapshots of partition p (header Uf-Record-Seq:
- *                                  the stream sequence of the last record included;
- *                                  big ones in chunks, headers Uf-Chunk: i/n and
- *                                  Uf-First: <sequence of chunk 1>)
+ *                                  the stream sequence of the last record included,
+ *                                  Uf-Version: its version; big ones in chunks,
+ *                                  headers Uf-Chunk: i/n and Uf-First: <sequence of
+ *                                  chunk 1>; Uf-Prev-Complete: the last chunk of the
+ *                                  complete snapshot before, for a reader that finds
+ *                                  a half-written one)
  *   the KV bucket UF_<model>_owners  one key per partition (p<number>, the global
  *                                  partition included), TTL lease_ms: the lease
  *   the subject ufrpc.<model>.<node> requests to run an action at its owner
@@ -97,8 +100,12 @@ typedef struct uf_nats_node uf_nats_node;
  *   "snapshot_every"  the owner publishes a snapshot of a partition after this
  *                     many records of it (default 1000; 0: never), then purges the
  *                     records the snapshot and the global bindings no longer need
- * d must be partitioned (UF_EMISUSE otherwise), must have no record sink yet
- * (UF_EEXISTS), and must outlive the node. *n is NULL on failure. */
+ * d must be partitioned (UF_EMISUSE otherwise) and must outlive the node; the
+ * node installs d's record sink (replacing any other). The core has no getter
+ * for a dispatcher's node name and incarnation, which the lease and the
+ * request subject need: uf_nats_node_new learns them from a claim of partition
+ * 0 that its own sink refuses (a refused claim changes nothing). An "owns"
+ * number above N is UF_EINVAL. *n is NULL on failure. */
 int uf_nats_node_new(uf_nats_node **n, uf_dispatcher *d, const char *options_json);
 
 /* Connects, creates the stream and the bucket when missing (an existing stream
@@ -131,8 +138,12 @@ int uf_nats_sync(uf_nats_node *n, int timeout_ms);
 
 /* The node as JSON: {"node": NAME, "model": M, "connected": bool, "owned": [p,
  * ...] (leased, claimed and fresh), "partitions": <uf_partitions_get>, "blocked":
- * [p, ...] (waiting for an unknown outcome), "lag": <records the consumer has not
- * delivered or the node not applied yet>}. *json is freed with uf_free. */
+ * [p, ...] (waiting for an unknown outcome), "lag": <records in the stream not
+ * applied here yet, as the consumer counts them; 0 when caught up>,
+ * "apply_errors": <records the apply thread could not apply>, "last_apply_error":
+ * "<its status and message>" | null}. Records that cannot be applied (a message
+ * on a record subject that is no record of this model, a history that diverged)
+ * are only reported here: no caller waits for them. *json is freed with uf_free. */
 int uf_nats_node_status(uf_nats_node *n, char **json);
 
 /* Stops the node: releases every partition it owns (a release record each, its

@@ -44,6 +44,16 @@ int uf_nats_node_new(uf_nats_node **out, uf_dispatcher *d, const char *options_j
     n->global = (uint32_t)(count - 1);
     n->parts = calloc(count, sizeof *n->parts);
     if (!n->parts) { ufn_options_free(&n->opt); free(n); return ufn_fail(UF_ENOMEM, "uf_nats_node_new: out of memory"); }
+    for (int i = 0; n->opt.owns == UFN_OWNS_LIST && i < n->opt.owns_count; i++) {
+        if (n->opt.owns_list[i] > (int64_t)n->global) {
+            rc = ufn_fail(UF_EINVAL, "uf_nats_node_new: owns[%d] is %lld, but the dispatcher has partitions 0 to %u "
+                          "(the global one is %u, or \"global\")", i, (long long)n->opt.owns_list[i], n->global, n->global);
+            free(n->parts);
+            ufn_options_free(&n->opt);
+            free(n);
+            return rc;
+        }
+    }
     pthread_mutex_init(&n->mu, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
