@@ -183,6 +183,10 @@ static int publish_chunk(uf_nats_node *n, const char *subject, const char *data,
 }
 
 static void purge_below(uf_nats_node *n, const char *subject, uint64_t seq) {
+    /* Nothing lies below sequence 1, and the server reads a purge "below 1" of
+     * a subject as "all of it" (as it reads 0): that would take the subject's
+     * last record, on which every later compare-and-swap depends. */
+    if (seq <= 1) return;
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = n->opt.timeout_ms;
