@@ -29,9 +29,12 @@
  *                                message), with Nats-Msg-Id ID ("-": none):
  *                                OK SEQ | ERR <jetstream error code> text
  *   count SUBJECT                OK <messages of the stream on SUBJECT>
- *   history SUBJECT              OK [[seq, partition, version, node, "claim"|"release"|null], ...]:
- *                                every record the stream holds on SUBJECT (which
- *                                may be a wildcard), in stream order
+ *   history SUBJECT              OK [[seq, partition, version, node, "claim"|"release"|null,
+ *                                ["Feature[key]:State", ...]], ...]: every record the
+ *                                stream holds on SUBJECT (which may be a wildcard),
+ *                                in stream order, with the state each mutation line
+ *                                set (null for a deinitialization; timer lines left
+ *                                out)
  *   quit                         uf_nats_node_free, then exit 0 (so does EOF)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -147,11 +150,24 @@ static void cmd_history(const char *subject) {
         natsMsg_GetMetaData(&meta, m);
         json_t *record = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
         const char *kind = json_object_get(record, "claim") ? "claim" : json_object_get(record, "release") ? "release" : NULL;
-        json_array_append_new(list, json_pack("[I, O, O, O, s?]", (json_int_t)(meta ? meta->Sequence.Stream : 0),
+        json_t *changes = json_array();
+        size_t i;
+        json_t *line;
+        json_array_foreach(json_object_get(record, "lines"), i, line) {
+            const char *feature = json_string_value(json_object_get(line, "feature"));
+            const char *key = json_string_value(json_object_get(line, "key"));
+            json_t *state = json_object_get(line, "state");
+            if (!feature || !state) continue;
+            char change[512];
+            snprintf(change, sizeof change, "%s%s%s%s:%s", feature, key ? "[" : "", key ? key : "", key ? "]" : "",
+                     json_is_string(state) ? json_string_value(state) : "null");
+            json_array_append_new(changes, json_string(change));
+        }
+        json_array_append_new(list, json_pack("[I, O, O, O, s?, o]", (json_int_t)(meta ? meta->Sequence.Stream : 0),
                                               json_object_get(record, "partition") ? json_object_get(record, "partition") : json_null(),
                                               json_object_get(record, "version") ? json_object_get(record, "version") : json_null(),
                                               json_object_get(record, "node") ? json_object_get(record, "node") : json_null(),
-                                              kind));
+                                              kind, changes));
         uint64_t pending = meta ? meta->NumPending : 0;
         json_decref(record);
         jsMsgMetaData_Destroy(meta);
