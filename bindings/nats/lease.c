@@ -166,22 +166,27 @@ void ufn_leases_release_all(uf_nats_node *n) {
     bool *mine = calloc(n->global + 1, sizeof *mine);
     if (!mine) return;
     core_mine(n, mine);
-    for (uint32_t p = 0; p <= n->global; p++) {
+    /* With the server away, each release would wait out the timeout: after the
+     * first one that gets no answer, the rest are left to the leases' TTL. */
+    bool reachable = true;
+    for (uint32_t p = 0; p <= n->global && reachable; p++) {
         pthread_mutex_lock(&n->mu);
-        bool leased = n->parts[p].leased;
+        bool leased = n->parts[p].leased, blocked = n->parts[p].blocked;
         uint64_t rev = n->parts[p].lease_rev;
         n->writing_ownership = true;
         n->ownership_p = p;
         pthread_mutex_unlock(&n->mu);
-        if (mine[p]) uf_partition_release(n->d, p);
+        /* (A blocked partition refuses at once: that says nothing of the server.) */
+        if (mine[p] && uf_partition_release(n->d, p) == UF_EUNAVAILABLE && !blocked) reachable = false;
         pthread_mutex_lock(&n->mu);
         n->writing_ownership = false;
         n->parts[p].leased = false;
         n->parts[p].claimed = false;
         pthread_mutex_unlock(&n->mu);
-        if (leased) {
+        if (leased && reachable) {
             jsErrCode ec = 0;
-            put_expecting(n, p, rev, "DEL", NULL, &ec);
+            natsStatus s = put_expecting(n, p, rev, "DEL", NULL, &ec);
+            if (s != NATS_OK && ec == 0) reachable = false;
         }
     }
     free(mine);
