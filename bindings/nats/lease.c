@@ -125,6 +125,15 @@ static void claim(uf_nats_node *n, uint32_t p) {
 void ufn_leases_tick(uf_nats_node *n) {
     static const int64_t never = INT64_MIN / 2;
     int64_t now = ufn_now_ms(), third = n->opt.lease_ms / 3;
+    /* Renewals first, touching nothing of the dispatcher: a call that holds it
+     * (a publish waiting for its answer) must not make a lease go stale. */
+    for (uint32_t p = 0; p <= n->global; p++) {
+        pthread_mutex_lock(&n->mu);
+        bool due = n->parts[p].leased && now - n->parts[p].renewed_ms >= third;
+        if (!n->parts[p].leased) n->parts[p].renewed_ms = never;
+        pthread_mutex_unlock(&n->mu);
+        if (due) renew(n, p, now);
+    }
     bool *mine = calloc(n->global + 1, sizeof *mine);
     if (!mine) return;
     bool known = core_mine(n, mine);
@@ -137,11 +146,8 @@ void ufn_leases_tick(uf_nats_node *n) {
             part->leased = false;
             part->claimed = false;
         }
-        bool leased = part->leased, due = leased && now - part->renewed_ms >= third;
-        bool to_claim = leased && !part->claimed && !part->blocked;
-        if (!part->leased) part->renewed_ms = never;
+        bool to_claim = part->leased && !part->claimed && !part->blocked;
         pthread_mutex_unlock(&n->mu);
-        if (due) renew(n, p, now);
         if (to_claim) claim(n, p);
         pthread_mutex_lock(&n->mu);
         held += n->parts[p].leased;

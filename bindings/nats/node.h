@@ -118,7 +118,9 @@ struct uf_nats_node {
     uint64_t applied_through;     /* the last stream sequence the apply thread handled */
     uint64_t consumer_pending;    /* what the consumer said was left after it */
     bool resubscribe;             /* set on reconnection: the apply thread makes a new consumer */
-    bool started, stopping, sink_installed;
+    bool started, sink_installed;
+    /* Read by the threads without mu: a C11 atomic. */
+    _Atomic bool stopping;
     bool apply_running, lease_running;
     pthread_t apply_thread, lease_thread;
     /* Set by the lease thread around the claims and releases it writes: such
