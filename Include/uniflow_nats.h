@@ -49,9 +49,11 @@
  *   thread, which renews and wins leases, claims partitions, resolves partitions
  *   whose last publish had no answer, and publishes snapshots. Requests from other
  *   nodes run on libnats' thread for that subscription. Every function here may be
- *   called from any thread, except from inside a callback of the dispatcher
- *   (UF_EMISUSE for uf_nats_sync; uf_nats_submit there queues locally as
- *   uf_submit does).
+ *   called from any thread. Inside a callback of the dispatcher, uf_nats_submit
+ *   of an action this node owns queues it as uf_submit does; uf_nats_sync there
+ *   cannot finish (the apply thread waits for the dispatcher the callback holds)
+ *   and ends with UF_EUNAVAILABLE after its timeout; uf_nats_node_free must not
+ *   be called there.
  *
  * What a caller sees (statuses of uniflow.h):
  *   UF_ENOTOWNER     the action's partition has no owner that answered in time,
@@ -131,9 +133,12 @@ int uf_nats_node_start(uf_nats_node *n);
 int uf_nats_submit(uf_nats_node *n, const char *action_json);
 
 /* Waits until this node has applied every record the stream held when it was
- * called (timeout_ms > 0: at most that long, then UF_EUNAVAILABLE; a partition
- * blocked by an unknown outcome is waited for too). UF_EMISUSE when not started
- * or inside a callback of the dispatcher. */
+ * called: the last record of any partition, as the stream's leader tells it
+ * (timeout_ms > 0: at most that long, <= 0: the node's timeout_ms; then
+ * UF_EUNAVAILABLE). A partition blocked by an unknown outcome is waited for
+ * too. A record that another node writes later because of these (the global
+ * partition's bindings run at its owner) may still be on its way: sync again
+ * to converge. UF_EMISUSE when not started. */
 int uf_nats_sync(uf_nats_node *n, int timeout_ms);
 
 /* The node as JSON: {"node": NAME, "model": M, "connected": bool, "owned": [p,
