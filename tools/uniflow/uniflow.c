@@ -10,6 +10,10 @@
  *   uniflow replay DEFS... JOURNAL
  *   uniflow import xstate MACHINE.json [--feature NAME]
  *   uniflow inspect DEFS... --journal FILE [--host H] [--port P] [--allow-submit]
+ *   uniflow follow DEFS... --nats URL --model NAME --partitions N [--from-start]
+ *
+ * `follow` (follow.c) works only where libuniflow_nats was built
+ * (UNIFLOW_WITH_NATS); elsewhere it says so and fails.
  *
  * `inspect` is not C: it runs the Python package's inspector
  * (python3 -m uniflow.inspect), which serves a web page (docs/inspector.md).
@@ -41,6 +45,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#ifdef UNIFLOW_WITH_NATS
+#include "follow.h"
+#endif
 #include "import_xstate.h"
 #include "paths.h"
 #include "source_line.h"
@@ -65,6 +72,7 @@ static const char overall_usage[] =
     "  replay DEFS... JOURNAL          print the model a journal ends with\n"
     "  import xstate MACHINE.json      print an XState machine as a definition\n"
     "  inspect DEFS... --journal FILE  serve a journal's live model in a browser\n"
+    "  follow DEFS... --nats URL ...   print a shared model's mutations as they happen\n"
     "  help [COMMAND]                  show this help, or a command's\n"
     "\n"
     "options:\n"
@@ -197,6 +205,24 @@ static const char inspect_usage[] =
     "\n"
     "Exit status: 0 when stopped, 1 if a file or the journal is bad, 2 on a usage\n"
     "error.\n";
+
+static const char follow_usage[] =
+    "usage: uniflow follow DEFS... --nats URL --model NAME --partitions N [--from-start]\n"
+    "\n"
+    "Follow a model that nodes share through NATS JetStream (libuniflow_nats): join\n"
+    "it as a node that owns nothing, and print every mutation (the JSON of\n"
+    "uf_mutation_json) one per line as its record arrives, until interrupted.\n"
+    "DEFS and N must be those of the writing nodes.\n"
+    "\n"
+    "options:\n"
+    "  --nats URL        the server, e.g. nats://127.0.0.1:4222\n"
+    "  --model NAME      the model (its stream is UF_NAME)\n"
+    "  --partitions N    the writers' number of partitions\n"
+    "  --from-start      print the history the stream still holds first\n"
+    "\n"
+    "Only where the NATS adapter was built (libnats found at build time).\n"
+    "Exit status: 0 when interrupted, 1 if a file is bad or the server cannot be\n"
+    "followed, 2 on a usage error.\n";
 
 /* ------------------------------------------------------------------------------
  * Small helpers
@@ -391,6 +417,10 @@ typedef struct arguments {
     const char *journal;    /* run --journal */
     const char *reporting;  /* run --reporting */
     const char *clock;      /* run --clock */
+    const char *nats;       /* follow --nats */
+    const char *model;      /* follow --model */
+    const char *partitions; /* follow --partitions */
+    int from_start;         /* follow --from-start (a flag) */
 } arguments;
 
 /* An option's value: "--name=value" or "--name value". NULL when missing. */
@@ -434,6 +464,12 @@ static int parse_arguments(int argc, char **argv, int first, const char *const *
             continue;
         }
         int known = 0;
+        /* The one flag that takes no value. */
+        if (strcmp(arg, "--from-start") == 0) {
+            for (const char *const *option = options; *option != NULL; option++)
+                if (strcmp(*option, arg) == 0) known = out->from_start = 1;
+            if (known) continue;
+        }
         for (const char *const *option = options; *option != NULL; option++) {
             if (!is_option(arg, *option)) continue;
             known = 1;
@@ -445,6 +481,9 @@ static int parse_arguments(int argc, char **argv, int first, const char *const *
             else if (strcmp(*option, "--journal") == 0) out->journal = value;
             else if (strcmp(*option, "--reporting") == 0) out->reporting = value;
             else if (strcmp(*option, "--clock") == 0) out->clock = value;
+            else if (strcmp(*option, "--nats") == 0) out->nats = value;
+            else if (strcmp(*option, "--model") == 0) out->model = value;
+            else if (strcmp(*option, "--partitions") == 0) out->partitions = value;
         }
         if (!known) return usage_error("unknown option '%s'", arg);
     }
@@ -834,6 +873,40 @@ static int wants_help(int argc, char **argv) {
 }
 
 /* ------------------------------------------------------------------------------
+ * follow (follow.c)
+ * ------------------------------------------------------------------------------ */
+
+#ifdef UNIFLOW_WITH_NATS
+static uf_dispatcher *partitioned_dispatcher(const char *options_json, const char **files, int count) {
+    uf_dispatcher *d = new_dispatcher(options_json);
+    if (d == NULL) return NULL;
+    for (int i = 0; i < count; i++) {
+        if (register_file(d, files[i]) != UF_OK) {
+            uf_dispatcher_free(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+static int command_follow(const arguments *args) {
+    if (args->count < 1) return usage_error("%s", "follow needs definition files");
+    if (!args->nats) return usage_error("%s", "follow needs --nats URL");
+    if (!args->model) return usage_error("%s", "follow needs --model NAME");
+    if (!args->partitions) return usage_error("%s", "follow needs --partitions N");
+    return follow_run(args->operands, args->count, args->nats, args->model, args->partitions,
+                      args->from_start, partitioned_dispatcher);
+}
+#else
+static int command_follow(const arguments *args) {
+    (void)args;
+    fputs("uniflow follow: this uniflow was built without the NATS adapter (libuniflow_nats "
+          "needs libnats at build time; Debian: apt-get install libnats-dev, then build again)\n", stderr);
+    return 1;
+}
+#endif
+
+/* ------------------------------------------------------------------------------
  * main
  * ------------------------------------------------------------------------------ */
 
@@ -848,6 +921,7 @@ typedef struct command {
 static const char *const no_options[] = {NULL};
 static const char *const feature_options[] = {"--feature", NULL};
 static const char *const run_options[] = {"--journal", "--reporting", "--clock", NULL};
+static const char *const follow_options[] = {"--nats", "--model", "--partitions", "--from-start", NULL};
 
 static const command commands[] = {
     {"check", command_check, check_usage, "uniflow check", no_options},
@@ -858,6 +932,7 @@ static const command commands[] = {
     {"import", command_import, import_usage, "uniflow import", feature_options},
     /* Its arguments go to python3 -m uniflow.inspect as they are (main). */
     {"inspect", NULL, inspect_usage, "uniflow inspect", no_options},
+    {"follow", command_follow, follow_usage, "uniflow follow", follow_options},
 };
 
 static const command *find_command(const char *name) {
