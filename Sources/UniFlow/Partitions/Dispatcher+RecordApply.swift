@@ -21,7 +21,8 @@ extension Dispatcher {
 
     func applyRecord(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
         let table = try partitionTable("uf_record_apply")
-        let json = try JSONParser.parse(text)
+        let length = strlen(text)
+        let json = try JSONParser.parseFast(text, length: length)
         guard let record = json.objectValue else {
             throw UniFlowError(.schema, "a record must be an object, got \(json.jsonTypeName)")
         }
@@ -64,7 +65,7 @@ extension Dispatcher {
         guard record["prev"] == expectedPrev else {
             throw UniFlowError(.conflict, "the record of \(table.name(of: p)) at version \(version) follows \(record["prev"]?.jsonText ?? "nothing"), but the last one applied here hashes to \(expectedPrev.jsonText): the log's history diverged")
         }
-        let hash = FNV1a.hash32(cString: text)
+        let hash = FNV1a.hash32(UnsafeRawBufferPointer(start: text, count: length))
         let after = HomeBindings.parse(record["after"])
         if p == table.global, record["after"] != nil, after == nil {
             throw UniFlowError(.schema, "'after': expected an object of partitions' versions, got \(record["after"]!.jsonText)")
