@@ -75,6 +75,12 @@ struct JSONTextReader: ~Copyable {
         var hash: UInt64
     }
 
+    /// FNV-1a, 64 bits, over a key's bytes.
+    static let hashBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    @inline(__always)
+    static func hash(_ hash: UInt64, _ byte: UInt8) -> UInt64 { (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+
     private init(_ text: UnsafePointer<UInt8>, length: Int) {
         self.text = text
         end = length
@@ -136,11 +142,12 @@ struct JSONTextReader: ~Copyable {
             guard c == UInt8(ascii: ",") else { return nil }
             skipWhitespace()
         }
-        let count = valueCount - first
-        let items = [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
-            buffer.baseAddress!.moveInitialize(from: values + first, count: count)
-            initialized = count
-        }
+        // reserveCapacity and append, not Array(unsafeUninitializedCapacity:):
+        // that one allocates through an unspecialized generic path that looks up
+        // the storage's type metadata at run time, which cost more than the rest.
+        var items: [JSONValue] = []
+        items.reserveCapacity(valueCount - first)
+        for i in first..<valueCount { items.append((values + i).move()) }
         valueCount = first
         return .array(items)
     }
@@ -154,10 +161,20 @@ struct JSONTextReader: ~Copyable {
             at += 1
             return .object(JSONObject())
         }
+        // One bit per key's hash (mod 64): a key whose bit is taken is compared
+        // with the keys before it; past `pairwiseKeys` keys, all are sorted at the end.
+        var seen: UInt64 = 0
         while true {
             guard at < end, text[at] == UInt8(ascii: "\"") else { return nil }
             at += 1
             guard let key = key() else { return nil }
+            if keyCount - firstKey < Self.pairwiseKeys {
+                let bit: UInt64 = 1 &<< (key.hash & 63)
+                if seen & bit != 0 {
+                    for i in firstKey..<keyCount where keys[i].hash == key.hash { return nil }
+                }
+                seen |= bit
+            }
             pushKey(key)
             skipWhitespace()
             guard at < end, text[at] == UInt8(ascii: ":") else { return nil }
@@ -174,29 +191,24 @@ struct JSONTextReader: ~Copyable {
             skipWhitespace()
         }
         let count = valueCount - first
-        guard keysAreDistinct(from: firstKey, count: count) else { return nil }
-        let entries = [(key: String, value: JSONValue)](unsafeUninitializedCapacity: count) { buffer, initialized in
-            for i in 0..<count {
-                (buffer.baseAddress! + i).initialize(to: (key: (keys + firstKey + i).move().name, value: (values + first + i).move()))
-            }
-            initialized = count
+        if count > Self.pairwiseKeys, !keysAreDistinct(from: firstKey, count: count) { return nil }
+        var entries: [(key: String, value: JSONValue)] = []
+        entries.reserveCapacity(count)
+        for i in 0..<count {
+            entries.append((key: (keys + firstKey + i).move().name, value: (values + first + i).move()))
         }
         valueCount = first
         keyCount = firstKey
         return .object(JSONObject(entries))
     }
 
-    /// No two keys of the object share a hash. Few keys are compared pairwise;
-    /// many are sorted, so that an object of thousands stays cheap.
+    /// The keys of an object up to which duplicates are looked for as they are read.
+    private static let pairwiseKeys = 32
+
+    /// No two keys of a large object share a hash: sorted, so that an object
+    /// of thousands of keys stays cheap.
     private func keysAreDistinct(from first: Int, count: Int) -> Bool {
-        let keys = UnsafeBufferPointer(start: self.keys + first, count: count)
-        if count <= 16 {
-            for i in 0..<count {
-                for j in (i + 1)..<count where keys[i].hash == keys[j].hash { return false }
-            }
-            return true
-        }
-        let hashes = keys.map(\.hash).sorted()
+        let hashes = UnsafeBufferPointer(start: keys + first, count: count).map(\.hash).sorted()
         for i in 1..<count where hashes[i - 1] == hashes[i] { return false }
         return true
     }
@@ -206,24 +218,27 @@ struct JSONTextReader: ~Copyable {
     /// A key after its opening quote, with the hash of its bytes; nil for one
     /// with an escape (see the type's comment).
     private mutating func key() -> PendingKey? {
+        // The position in a local: the loops here run over most of a record's bytes.
         let start = at
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        while at < end {
-            let c = text[at]
+        var i = at
+        var hash = Self.hashBasis
+        while i < end {
+            let c = text[i]
             if c == UInt8(ascii: "\"") {
-                let name = String(decoding: UnsafeBufferPointer(start: text + start, count: at - start), as: UTF8.self)
-                at += 1
+                let bytes = UnsafeBufferPointer(start: text + start, count: i - start)
+                let name = KnownKeys.shared.name(of: bytes, hash: hash) ?? String(decoding: bytes, as: UTF8.self)
+                at = i + 1
                 return PendingKey(name: name, hash: hash)
             }
             if c < 0x20 || c == UInt8(ascii: "\\") { return nil }
             if c >= 0x80 {
-                guard let width = utf8Sequence() else { return nil }
-                for i in 0..<width { hash = (hash ^ UInt64(text[at + i])) &* 0x100_0000_01b3 }
-                at += width
+                guard let width = utf8Sequence(at: i) else { return nil }
+                for j in i..<(i + width) { hash = Self.hash(hash, text[j]) }
+                i += width
                 continue
             }
-            hash = (hash ^ UInt64(c)) &* 0x100_0000_01b3
-            at += 1
+            hash = Self.hash(hash, c)
+            i += 1
         }
         return nil
     }
@@ -231,21 +246,24 @@ struct JSONTextReader: ~Copyable {
     /// A string's value after its opening quote.
     private mutating func string() -> String? {
         let start = at
-        while at < end {
-            let c = text[at]
+        var i = at
+        while i < end {
+            let c = text[i]
             if c == UInt8(ascii: "\"") {
-                let value = String(decoding: UnsafeBufferPointer(start: text + start, count: at - start), as: UTF8.self)
-                at += 1
-                return value
+                at = i + 1
+                return String(decoding: UnsafeBufferPointer(start: text + start, count: i - start), as: UTF8.self)
             }
-            if c == UInt8(ascii: "\\") { return escapedString(from: start) }
+            if c == UInt8(ascii: "\\") {
+                at = i
+                return escapedString(from: start)
+            }
             if c < 0x20 { return nil }
             if c >= 0x80 {
-                guard let width = utf8Sequence() else { return nil }
-                at += width
+                guard let width = utf8Sequence(at: i) else { return nil }
+                i += width
                 continue
             }
-            at += 1
+            i += 1
         }
         return nil
     }
@@ -280,7 +298,7 @@ struct JSONTextReader: ~Copyable {
             }
             if c < 0x20 { return nil }
             if c >= 0x80 {
-                guard let width = utf8Sequence() else { return nil }
+                guard let width = utf8Sequence(at: at) else { return nil }
                 bytes.append(contentsOf: UnsafeBufferPointer(start: text + at, count: width))
                 at += width
                 continue
@@ -294,7 +312,7 @@ struct JSONTextReader: ~Copyable {
     /// The length of the well-formed UTF-8 sequence at `at` (its first byte is
     /// 0x80 or above), by jansson's rules (`utf8_check_first`,
     /// `utf8_check_full`); nil for an ill-formed one.
-    private func utf8Sequence() -> Int? {
+    private func utf8Sequence(at: Int) -> Int? {
         let first = text[at]
         let width: Int
         var scalar: UInt32
@@ -323,60 +341,62 @@ struct JSONTextReader: ~Copyable {
     /// ([eE] [+-]? [0-9]+)?`, an integer when it has neither fraction nor
     /// exponent, a real otherwise.
     private mutating func number() -> JSONValue? {
-        let negative = text[at] == UInt8(ascii: "-")
-        if negative { at += 1 }
+        var i = at
+        let negative = text[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
         // The significant digits (leading zeros dropped), at most 19 of them:
         // 10^19 - 1 fits a UInt64.
         var significand: UInt64 = 0
         var digits = 0
         var exponent = 0
-        guard at < end, isDigit(text[at]) else { return nil }
-        if text[at] == UInt8(ascii: "0") {
-            at += 1
+        guard i < end, isDigit(text[i]) else { return nil }
+        if text[i] == UInt8(ascii: "0") {
+            i += 1
             // A leading zero stands alone; jansson refuses "01".
-            if at < end, isDigit(text[at]) { return nil }
+            if i < end, isDigit(text[i]) { return nil }
         } else {
-            while at < end, isDigit(text[at]) {
+            while i < end, isDigit(text[i]) {
                 guard digits < 19 else { return nil }
-                significand = significand * 10 + UInt64(text[at] &- UInt8(ascii: "0"))
+                significand = significand * 10 + UInt64(text[i] &- UInt8(ascii: "0"))
                 digits += 1
-                at += 1
+                i += 1
             }
         }
         var isInteger = true
-        if at < end, text[at] == UInt8(ascii: ".") {
+        if i < end, text[i] == UInt8(ascii: ".") {
             isInteger = false
-            at += 1
-            guard at < end, isDigit(text[at]) else { return nil }
-            while at < end, isDigit(text[at]) {
-                let digit = UInt64(text[at] &- UInt8(ascii: "0"))
+            i += 1
+            guard i < end, isDigit(text[i]) else { return nil }
+            while i < end, isDigit(text[i]) {
+                let digit = UInt64(text[i] &- UInt8(ascii: "0"))
                 if significand != 0 || digit != 0 {
                     guard digits < 19 else { return nil }
                     digits += 1
                 }
                 significand = significand * 10 + digit
                 exponent -= 1
-                at += 1
+                i += 1
             }
         }
-        if at < end, text[at] == UInt8(ascii: "e") || text[at] == UInt8(ascii: "E") {
+        if i < end, text[i] == UInt8(ascii: "e") || text[i] == UInt8(ascii: "E") {
             isInteger = false
-            at += 1
+            i += 1
             var negativeExponent = false
-            if at < end, text[at] == UInt8(ascii: "+") || text[at] == UInt8(ascii: "-") {
-                negativeExponent = text[at] == UInt8(ascii: "-")
-                at += 1
+            if i < end, text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") {
+                negativeExponent = text[i] == UInt8(ascii: "-")
+                i += 1
             }
-            guard at < end, isDigit(text[at]) else { return nil }
+            guard i < end, isDigit(text[i]) else { return nil }
             var written = 0
-            while at < end, isDigit(text[at]) {
+            while i < end, isDigit(text[i]) {
                 // Beyond this the fast path is out of reach anyway.
                 guard written < 10_000 else { return nil }
-                written = written * 10 + Int(text[at] &- UInt8(ascii: "0"))
-                at += 1
+                written = written * 10 + Int(text[i] &- UInt8(ascii: "0"))
+                i += 1
             }
             exponent += negativeExponent ? -written : written
         }
+        at = i
         if isInteger {
             // strtoll's range: jansson refuses the others.
             if negative {
@@ -441,5 +461,67 @@ struct JSONTextReader: ~Copyable {
         }
         (keys + keyCount).initialize(to: key)
         keyCount += 1
+    }
+}
+
+/// The keys of records and of their lines, made once. Making a `String` from a
+/// key's bytes cost more than reading the rest of it, and a record's keys are
+/// nearly all of these (its `after` names partitions by number): a key found
+/// here is taken from the table, whose bytes it matches exactly.
+///
+/// The table is made once and never freed, and is kept in plain memory rather
+/// than arrays: reading it then retains nothing, which mattered per key.
+// @unchecked: everything is written in `init`, before the table is shared, and only read after.
+private struct KnownKeys: @unchecked Sendable {
+    static let shared = KnownKeys()
+
+    private struct Entry {
+        var hash: UInt64
+        var name: String
+        /// The name's bytes in `bytes`.
+        var start: Int
+        var count: Int
+    }
+
+    private let entries: UnsafeMutablePointer<Entry>
+    /// Every name's bytes, one after the other.
+    private let bytes: UnsafeMutablePointer<UInt8>
+    /// Open addressing by hash: an index into `entries`, or -1.
+    private let slots: UnsafeMutablePointer<Int32>
+    private let mask = 1023
+
+    private init() {
+        var names = ["uniflow_record", "fingerprint", "partitions", "partition", "version", "prev", "node", "incarnation",
+                     "at", "lines", "after", "claim", "release", "snapshot", "seq", "feature", "key", "kind", "state",
+                     "payload", "action", "timer", "into", "in", "from", "event", "id"]
+        names += (0..<256).map { String($0) }
+        entries = .allocate(capacity: names.count)
+        bytes = .allocate(capacity: names.reduce(0) { $0 + $1.utf8.count })
+        slots = .allocate(capacity: mask + 1)
+        slots.initialize(repeating: -1, count: mask + 1)
+        var start = 0
+        for (n, name) in names.enumerated() {
+            let hash = name.utf8.reduce(JSONTextReader.hashBasis) { JSONTextReader.hash($0, $1) }
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(n)
+            for (i, byte) in name.utf8.enumerated() { bytes[start + i] = byte }
+            (entries + n).initialize(to: Entry(hash: hash, name: name, start: start, count: name.utf8.count))
+            start += name.utf8.count
+        }
+    }
+
+    /// The key of these bytes (with their FNV-1a hash), or nil when it is not one of the table's.
+    func name(of key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> String? {
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let i = Int(slots[slot])
+            guard i >= 0 else { return nil }
+            if entries[i].hash == hash, entries[i].count == key.count,
+               memcmp(bytes + entries[i].start, key.baseAddress!, key.count) == 0 {
+                return entries[i].name
+            }
+            slot = (slot + 1) & mask
+        }
     }
 }
