@@ -77,6 +77,8 @@ import Testing
         #"{"b": 1, "a": [true, null, 2.5, "x"], "c": {"d": -3}}"#,
         #"{"0":1,"1":1,"2":1,"3":1,"4":1,"5":1,"6":1,"7":1,"8":1,"9":1,"10":1,"11":1,"12":1,"13":1,"14":1,"15":1}"#,
         "{" + (0..<100).map { "\"k\($0)\": \($0)" }.joined(separator: ",") + "}",
+        // Keys the reader knows (a table) and keys next to them that it does not.
+        #"{"255":1,"256":2,"00":3,"-1":4,"uniflow_record":5,"uniflow_recor":6,"uniflow_recordx":7,"":8,"Kind":9,"kind":10}"#,
         #"{"uniflow_record":1,"fingerprint":"a73e1098b80d559e","partitions":16,"partition":16,"version":3,"prev":"c38260b8","node":"a","incarnation":"af277ecc54a8c606","at":1795924369437,"lines":[{"seq":2,"feature":"Transfer","kind":"actualization","state":"InProgress","payload":{"progress":42.5,"bytes":1048576,"total":4194304,"url":"https://example.com/files/archive.tar.gz","paused":false},"at":1795924369437,"action":{"kind":"actualize","feature":"Transfer","in":"InProgress"}}],"after":{"0":1,"1":1,"2":1,"3":1,"4":1,"5":1,"6":1,"7":1,"8":1,"9":1,"10":1,"11":1,"12":1,"13":1,"14":1,"15":1}}"#,
         String(repeating: "[", count: 256) + String(repeating: "]", count: 256),
         String(repeating: "{\"a\":", count: 255) + "[]" + String(repeating: "}", count: 255),
