@@ -72,7 +72,7 @@ extension Dispatcher {
         guard version == current + 1 else {
             throw UniFlowError(.gap, "the record of \(partitioning!.name(of: p)) at version \(version) comes before the ones it follows: this node has applied up to version \(current)")
         }
-        guard Self.names(prevValue, lastHash) else {
+        guard Self.prev(prevValue, follows: lastHash) else {
             let expectedPrev: JSONValue = lastHash.map { .string(FNV1a.hex($0)) } ?? .null
             throw UniFlowError(.conflict, "the record of \(partitioning!.name(of: p)) at version \(version) follows \(prevValue?.jsonText ?? "nothing"), but the last one applied here hashes to \(expectedPrev.jsonText): the log's history diverged")
         }
@@ -117,7 +117,7 @@ extension Dispatcher {
     /// the first, else its eight hex digits as `FNV1a.hex` writes them. The
     /// digits are compared as bytes, without making the text of the hash;
     /// anything else is compared with that text, as it always was.
-    private static func names(_ prev: JSONValue?, _ lastHash: UInt32?) -> Bool {
+    private static func prev(_ prev: JSONValue?, follows lastHash: UInt32?) -> Bool {
         guard let lastHash else { return prev == .null }
         guard case .string(var text)? = prev else { return false }
         let written = text.withUTF8 { (bytes) -> Bool in
