@@ -180,12 +180,13 @@ ROWS = [
         unit="ms"),
     # Partitioned dispatchers (scenarios_partitions.c): uf_submit_actualize's action on a node
     # owning every partition, and its records applied by a follower.
-    # The goals are 2x and 1.5x; both are missed today (records are JSON text:
-    # bench/README.md, group 11), so they are shown, not checked, until met.
+    # The goals are 2x and 1.5x. Applying meets its goal since records are read
+    # without jansson (bench/README.md, group 11) and is checked; writing is
+    # near 2x and stays shown, not checked, until it meets its goal with a margin.
     Row("uf_partitioned_submit", "11 Partitions", "uf_submit_actualize on a node owning all partitions, sink accepts",
         comparisons=[Comparison("uf_submit_actualize", "ratio")]),
     Row("uf_record_apply_one", "11 Partitions", "a follower's uf_record_apply of that actualize's record (1 mutation)",
-        unit="ns/record", comparisons=[Comparison("uf_submit_actualize", "ratio")]),
+        unit="ns/record", comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=1.5)]),
 ]
 
 # The runner alone, for a scenario whose prepare step (not timed) does work per

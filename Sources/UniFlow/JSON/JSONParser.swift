@@ -28,6 +28,15 @@ enum JSONParser {
         return try convert(root, depth: 1)
     }
 
+    /// Parses text as `parse` does, read by `JSONTextReader` when it can read
+    /// it and by jansson when it declines: the value is the same either way,
+    /// and every error is jansson's. For the record hot path (`uf_record_apply`),
+    /// whose texts are the core's own and almost never declined.
+    static func parseFast(_ bytes: UnsafeRawPointer, length: Int) throws(UniFlowError) -> JSONValue {
+        if let value = JSONTextReader.read(bytes, length: length) { return value }
+        return try parse(bytes, length: length)
+    }
+
     /// Parses NUL-terminated text into jansson's tree and lends it to `body`; the
     /// tree is freed when `body` returns. The same checks as `parse`, the depth
     /// limit included (over the whole tree, before `body` runs), but nothing is

@@ -26,71 +26,84 @@ extension Dispatcher {
     }
 
     func applyRecord(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
-        let table = try partitionTable("uf_record_apply")
-        let json = try JSONParser.parse(text)
+        _ = try partitionTable("uf_record_apply")
+        let length = strlen(text)
+        let json = try JSONParser.parseFast(text, length: length)
         guard let record = json.objectValue else {
             throw UniFlowError(.schema, "a record must be an object, got \(json.jsonTypeName)")
         }
-        guard record["uniflow_record"] == .int(1) else {
+        // Every field read at once, in the order records are written; the
+        // checks below still go in their own order.
+        var fields = OrderedFields(record)
+        let marker = fields["uniflow_record"], fingerprintValue = fields["fingerprint"]
+        let partitionsValue = fields["partitions"], partitionValue = fields["partition"]
+        let versionValue = fields["version"], prevValue = fields["prev"]
+        let nodeValue = fields["node"], incarnationValue = fields["incarnation"]
+        let linesValue = fields["lines"], afterValue = fields["after"]
+        guard marker == .int(1) else {
             throw UniFlowError(.schema, "not a record: \"uniflow_record\": 1 is missing")
         }
-        let fingerprint = try field(record, "fingerprint").stringValue
+        let fingerprint = try field(fingerprintValue, "fingerprint").stringValue
         let mine = definitionsFingerprint
         guard fingerprint == mine else {
             throw UniFlowError(.schema, "the record was written for other definitions (fingerprint \(fingerprint.map { "'\($0)'" } ?? "missing"), this dispatcher has '\(mine)')")
         }
-        guard case .int(let n) = try field(record, "partitions"), n == Int64(table.count) else {
-            throw UniFlowError(.schema, "the record was written with \(record["partitions"]?.jsonText ?? "no") partitions, this dispatcher has \(table.count)")
+        // Not the table itself: a copy held while `partitioning` changes
+        // below would copy its partitions on every record.
+        let (count, global) = (partitioning!.count, partitioning!.global)
+        guard case .int(let n) = try field(partitionsValue, "partitions"), n == Int64(count) else {
+            throw UniFlowError(.schema, "the record was written with \(partitionsValue?.jsonText ?? "no") partitions, this dispatcher has \(count)")
         }
-        guard case .int(let pn) = try field(record, "partition"), pn >= 0, pn <= Int64(table.global) else {
-            throw UniFlowError(.schema, "'partition': expected a partition from 0 to \(table.global), got \(record["partition"]!.jsonText)")
+        guard case .int(let pn) = try field(partitionValue, "partition"), pn >= 0, pn <= Int64(global) else {
+            throw UniFlowError(.schema, "'partition': expected a partition from 0 to \(global), got \(partitionValue!.jsonText)")
         }
         let p = Int(pn)
-        guard case .int(let vn) = try field(record, "version"), vn >= 1 else {
-            throw UniFlowError(.schema, "'version': expected an integer >= 1, got \(record["version"]!.jsonText)")
+        guard case .int(let vn) = try field(versionValue, "version"), vn >= 1 else {
+            throw UniFlowError(.schema, "'version': expected an integer >= 1, got \(versionValue!.jsonText)")
         }
         let version = UInt64(vn)
         if record["snapshot"] != nil {
-            try applySnapshot(record, partition: p, version: version, table: table)
+            try applySnapshot(record, partition: p, version: version, table: partitioning!)
             return
         }
-        guard let node = try field(record, "node").stringValue, DefinitionParser.isValidName(node) else {
-            throw UniFlowError(.schema, "'node': expected a node's name, got \(record["node"]!.jsonText)")
+        guard let node = try field(nodeValue, "node").stringValue, DefinitionParser.isValidName(node) else {
+            throw UniFlowError(.schema, "'node': expected a node's name, got \(nodeValue!.jsonText)")
         }
-        guard let incarnation = try field(record, "incarnation").stringValue else {
-            throw UniFlowError(.schema, "'incarnation': expected a string, got \(record["incarnation"]!.jsonText)")
+        guard let incarnation = try field(incarnationValue, "incarnation").stringValue else {
+            throw UniFlowError(.schema, "'incarnation': expected a string, got \(incarnationValue!.jsonText)")
         }
-        let current = table[p].version
+        let (current, lastHash) = (partitioning![p].version, partitioning![p].lastHash)
         // Already applied: duplicates are harmless.
         if version <= current { return }
         guard version == current + 1 else {
-            throw UniFlowError(.gap, "the record of \(table.name(of: p)) at version \(version) comes before the ones it follows: this node has applied up to version \(current)")
+            throw UniFlowError(.gap, "the record of \(partitioning!.name(of: p)) at version \(version) comes before the ones it follows: this node has applied up to version \(current)")
         }
-        let expectedPrev: JSONValue = table[p].lastHash.map { .string(FNV1a.hex($0)) } ?? .null
-        guard record["prev"] == expectedPrev else {
-            throw UniFlowError(.conflict, "the record of \(table.name(of: p)) at version \(version) follows \(record["prev"]?.jsonText ?? "nothing"), but the last one applied here hashes to \(expectedPrev.jsonText): the log's history diverged")
+        guard Self.prev(prevValue, follows: lastHash) else {
+            let expectedPrev: JSONValue = lastHash.map { .string(FNV1a.hex($0)) } ?? .null
+            throw UniFlowError(.conflict, "the record of \(partitioning!.name(of: p)) at version \(version) follows \(prevValue?.jsonText ?? "nothing"), but the last one applied here hashes to \(expectedPrev.jsonText): the log's history diverged")
         }
-        let hash = FNV1a.hash32(cString: text)
-        let after = HomeBindings.parse(record["after"])
-        if p == table.global, record["after"] != nil, after == nil {
-            throw UniFlowError(.schema, "'after': expected an object of partitions' versions, got \(record["after"]!.jsonText)")
+        let hash = FNV1a.hash32(UnsafeRawBufferPointer(start: text, count: length))
+        // Only the global partition's records carry `after`.
+        let after = p == global ? HomeBindings.parse(afterValue) : nil
+        if p == global, afterValue != nil, after == nil {
+            throw UniFlowError(.schema, "'after': expected an object of partitions' versions, got \(afterValue!.jsonText)")
         }
-        if record["claim"] != nil || record["release"] != nil {
-            guard record["claim"]?.stringValue == node || record["release"]?.stringValue == node else {
+        let claim = record["claim"], release = record["release"]
+        if claim != nil || release != nil {
+            guard claim?.stringValue == node || release?.stringValue == node else {
                 throw UniFlowError(.schema, "a claim or release must name the record's node '\(node)'")
             }
             partitioning!.advance(p, to: version, hash: hash)
-            let claimed = record["claim"] != nil
-            partitioning!.setOwner(claimed ? PartitionTable.Owner(node: node, incarnation: incarnation) : nil, of: p)
-            if p == table.global, let after { homes.committed(after) }
+            partitioning!.setOwner(claim != nil ? PartitionTable.Owner(node: node, incarnation: incarnation) : nil, of: p)
+            if p == global, let after { homes.committed(after) }
             return
         }
-        guard case .array(let lines) = try field(record, "lines") else {
-            throw UniFlowError(.schema, "'lines': expected an array, got \(record["lines"]!.jsonText)")
+        guard case .array(let lines) = try field(linesValue, "lines") else {
+            throw UniFlowError(.schema, "'lines': expected an array, got \(linesValue!.jsonText)")
         }
-        let mutations = try checkedLines(lines, partition: p, table: table)
+        let mutations = try checkedLines(lines, partition: p)
         partitioning!.advance(p, to: version, hash: hash)
-        let keeping = p != table.global && hasGlobalBindings
+        let keeping = p != global && hasGlobalBindings
         var kept: [HomeBindings.Mutation] = []
         for line in mutations {
             switch line {
@@ -101,22 +114,48 @@ extension Dispatcher {
                 applyTimerLine(timer, partition: p)
             }
         }
-        if p == table.global, let after { homes.committed(after) }
+        if p == global, let after { homes.committed(after) }
         if keeping { keepForHome(p, version: version) { kept } }
         runHomeBindings()
     }
 
-    private func field(_ record: JSONObject, _ key: String) throws(UniFlowError) -> JSONValue {
-        guard let value = record[key] else { throw UniFlowError(.schema, "the record has no '\(key)'") }
+    private func field(_ value: JSONValue?, _ key: String) throws(UniFlowError) -> JSONValue {
+        guard let value else { throw UniFlowError(.schema, "the record has no '\(key)'") }
         return value
+    }
+
+    /// Whether `prev` is the hash of the last record applied: `null` before
+    /// the first, else its eight hex digits as `FNV1a.hex` writes them. The
+    /// digits are compared as bytes, without making the text of the hash;
+    /// anything else is compared with that text, as it always was.
+    private static func prev(_ prev: JSONValue?, follows lastHash: UInt32?) -> Bool {
+        guard let lastHash else { return prev == .null }
+        guard case .string(var text)? = prev else { return false }
+        let written = text.withUTF8 { (bytes) -> Bool in
+            guard bytes.count == 8 else { return false }
+            var value: UInt32 = 0
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = value << 4 | UInt32(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = value << 4 | UInt32(byte - UInt8(ascii: "a") + 10)
+                default: return false
+                }
+            }
+            return value == lastHash
+        }
+        return written || text == FNV1a.hex(lastHash)
     }
 
     /// Every line checked before anything changes: names, payloads, the
     /// partition each instance lives in, and that each mutation fits the state
     /// this node's copy has (as the lines before it leave it).
-    private func checkedLines(_ lines: [JSONValue], partition p: Int, table: PartitionTable) throws(UniFlowError) -> [ForeignLine] {
+    private func checkedLines(_ lines: [JSONValue], partition p: Int) throws(UniFlowError) -> [ForeignLine] {
         var result: [ForeignLine] = []
-        var states: [String: Int32] = [:]
+        result.reserveCapacity(lines.count)
+        // The state each instance the lines before have changed is left in;
+        // only a record of several lines can need it.
+        var states: [Instance: Int32] = [:]
+        let table = partitioning!
         for (i, value) in lines.enumerated() {
             do throws(UniFlowError) {
                 guard let line = value.objectValue else { throw UniFlowError(.schema, "expected an object, got \(value.jsonTypeName)") }
@@ -124,39 +163,44 @@ extension Dispatcher {
                     result.append(.timer(try checkedTimerLine(line)))
                     continue
                 }
-                guard let featureName = line["feature"]?.stringValue else { throw UniFlowError(.schema, "missing 'feature'") }
+                var fields = OrderedFields(line)
+                let featureValue = fields["feature"], keyValue = fields["key"], kindValue = fields["kind"]
+                let stateValue = fields["state"], payloadValue = fields["payload"], actionValue = fields["action"]
+                guard let featureName = featureValue?.stringValue else { throw UniFlowError(.schema, "missing 'feature'") }
                 let feature = try resolveFeature(featureName)
-                let key = try ModelSnapshot.key(line["key"], feature: feature, on: self)
+                let key = try ModelSnapshot.key(keyValue, feature: feature, on: self)
+                // The instance's name, for messages only.
+                func name() -> String { "\(featureName)\(key.map { "[\($0)]" } ?? "")" }
                 guard table.partition(ofKey: key) == p else {
-                    throw UniFlowError(.schema, "\(featureName)\(key.map { "[\($0)]" } ?? "") does not live in \(table.name(of: p))")
+                    throw UniFlowError(.schema, "\(name()) does not live in \(table.name(of: p))")
                 }
-                guard let kindText = line["kind"]?.stringValue, let kind = MutationKind.allCases.first(where: { $0.text == kindText }) else {
-                    throw UniFlowError(.schema, "'kind': expected a mutation kind, got \(line["kind"]?.jsonText ?? "nothing")")
+                guard let kindText = kindValue?.stringValue, let kind = Self.mutationKind(named: kindText) else {
+                    throw UniFlowError(.schema, "'kind': expected a mutation kind, got \(kindValue?.jsonText ?? "nothing")")
                 }
-                let name = "\(featureName)\(key.map { "[\($0)]" } ?? "")"
-                let before = states[name] ?? currentState(feature: feature, key: key)
+                let instance = Instance(feature: feature, key: key)
+                let before = (i > 0 ? states[instance] : nil) ?? currentState(feature: feature, key: key)
                 var state: Int32 = -1
                 var payload: JSONObject? = nil
                 if kind != .deinitialization {
-                    guard let stateName = line["state"]?.stringValue else { throw UniFlowError(.schema, "missing 'state'") }
+                    guard let stateName = stateValue?.stringValue else { throw UniFlowError(.schema, "missing 'state'") }
                     state = try resolveState(stateName, of: feature)
-                    guard let given = line["payload"]?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }
+                    guard let given = payloadValue?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }
                     let checked = try stateDefinition(state, of: feature).checkPayload(given, feature: featureName)
                     payload = checked.isEmpty ? nil : checked
                 }
                 switch kind {
                 case .initialization where before >= 0:
-                    throw UniFlowError(.schema, "\(name) is already initialized on this node")
+                    throw UniFlowError(.schema, "\(name()) is already initialized on this node")
                 case .actualization where before != state:
-                    throw UniFlowError(.schema, "\(name) is not in state \(stateName(state, feature: feature)) on this node")
+                    throw UniFlowError(.schema, "\(name()) is not in state \(stateName(state, feature: feature)) on this node")
                 case .transition, .deinitialization:
-                    if before < 0 { throw UniFlowError(.schema, "\(name) is not initialized on this node") }
+                    if before < 0 { throw UniFlowError(.schema, "\(name()) is not initialized on this node") }
                 default:
                     break
                 }
-                states[name] = state
+                if i + 1 < lines.count { states[instance] = state }
                 result.append(.mutation(ForeignMutation(kind: kind, feature: feature, key: key, state: state, payload: payload,
-                                              action: line["action"]?.objectValue ?? JSONObject())))
+                                                        action: actionValue?.objectValue ?? JSONObject())))
             } catch {
                 // A name this model does not have makes the record one of another shape.
                 let failure = error.status == .notFound ? UniFlowError(.schema, error.message) : error
@@ -164,6 +208,23 @@ extension Dispatcher {
             }
         }
         return result
+    }
+
+    /// An instance (or a single feature, `key` nil) that lines of one record change.
+    private struct Instance: Hashable {
+        var feature: Int32
+        var key: String?
+    }
+
+    /// The kind a line names, as `MutationKind.text` spells it.
+    private static func mutationKind(named text: String) -> MutationKind? {
+        switch text {
+        case "initialization": .initialization
+        case "actualization": .actualization
+        case "transition": .transition
+        case "deinitialization": .deinitialization
+        default: nil
+        }
     }
 
     private func currentState(feature: Int32, key: String?) -> Int32 {
@@ -212,4 +273,32 @@ private func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CCha
         do throws(UniFlowError) { result = .success(try body(c)) } catch { result = .failure(error) }
     }
     return try result.get()
+}
+
+/// An object's fields read in the order the core writes them (a record's
+/// envelope in `writeRecord`, a line in `JournalWriter.lineFields`): each is
+/// looked for first where the one read before it ended, or one further (past
+/// an optional field such as a line's `key`), and only then anywhere. A record
+/// has a dozen fields and a line eight: looking each up from the start cost
+/// a record more than all its other checks. Parsed objects have no duplicate
+/// keys, so where a field is found is the only place it is.
+private struct OrderedFields {
+    let object: JSONObject
+    var next = 0
+
+    init(_ object: JSONObject) { self.object = object }
+
+    subscript(key: String) -> JSONValue? {
+        mutating get {
+            var i = next
+            while i < min(next + 2, object.count) {
+                if object.entries[i].key == key {
+                    next = i + 1
+                    return object.entries[i].value
+                }
+                i += 1
+            }
+            return object[key]
+        }
+    }
 }

@@ -153,6 +153,9 @@ struct HomeBindings {
     static func parse(_ value: JSONValue?) -> [(partition: Int, version: UInt64)]? {
         guard let object = value?.objectValue else { return nil }
         var map: [(partition: Int, version: UInt64)] = []
+        // Every global record carries one: growing the array as it fills cost
+        // an apply more than reading the versions.
+        map.reserveCapacity(object.count)
         for (key, version) in object {
             guard let q = Int(key), q >= 0, case .int(let v) = version, v >= 0 else { return nil }
             map.append((q, UInt64(v)))
