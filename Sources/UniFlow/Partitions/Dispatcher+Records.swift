@@ -153,8 +153,10 @@ extension Dispatcher {
     /// partitioned dispatcher writes one, and building and writing the objects
     /// cost more than the action itself.
     func writeRecord(partition p: Int, body: RecordBody, covering: (partition: Int, version: UInt64)? = nil) -> UniFlowError? {
-        let table = partitioning!
-        let version = table[p].version &+ 1
+        // Scalars only: a copy of the table held across `advance` below would
+        // make it copy every partition's entry on each record.
+        let count = partitioning!.count, global = partitioning!.global, me = partitioning!.me
+        let version = partitioning![p].version &+ 1, lastHash = partitioning![p].lastHash
         // The buffer is taken out while it is used: a sink may not call back into
         // this dispatcher's processing, but nothing then can touch it either way.
         var w = JSONWriter()
@@ -163,17 +165,17 @@ extension Dispatcher {
         w.raw("{\"uniflow_record\":1,\"fingerprint\":")
         w.write(string: definitionsFingerprint)
         w.raw(",\"partitions\":")
-        w.write(int: Int64(table.count))
+        w.write(int: Int64(count))
         w.raw(",\"partition\":")
         w.write(int: Int64(p))
         w.raw(",\"version\":")
         w.write(int: Int64(version))
         w.raw(",\"prev\":")
-        if let hash = table[p].lastHash { w.write(string: FNV1a.hex(hash)) } else { w.raw("null") }
+        if let hash = lastHash { w.write(string: FNV1a.hex(hash)) } else { w.raw("null") }
         w.raw(",\"node\":")
-        w.write(string: table.me.node)
+        w.write(string: me.node)
         w.raw(",\"incarnation\":")
-        w.write(string: table.me.incarnation)
+        w.write(string: me.incarnation)
         w.raw(",\"at\":")
         w.write(int: Int64(journalTime))
         switch body {
@@ -188,7 +190,7 @@ extension Dispatcher {
             w.raw(",\"release\":")
             w.write(string: node)
         }
-        if p == table.global {
+        if p == global {
             w.raw(",\"after\":")
             homes.write(to: &w, with: covering)
         }
@@ -204,9 +206,9 @@ extension Dispatcher {
             }
             return (status, FNV1a.hash32(UnsafeBufferPointer(rebasing: bytes[..<length])))
         }
-        if let refused = Self.sinkRefusal(status, partition: table.name(of: p), version: version) { return refused }
+        if let refused = Self.sinkRefusal(status, partition: partitioning!.name(of: p), version: version) { return refused }
         partitioning!.advance(p, to: version, hash: hash)
-        if p == table.global { homes.committedOwn(with: covering) }
+        if p == global { homes.committedOwn(with: covering) }
         return nil
     }
 
