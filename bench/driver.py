@@ -180,11 +180,10 @@ ROWS = [
         unit="ms"),
     # Partitioned dispatchers (scenarios_partitions.c): uf_submit_actualize's action on a node
     # owning every partition, and its records applied by a follower.
-    # The goals are 2x and 1.5x. Applying meets its goal since records are read
-    # without jansson (bench/README.md, group 11) and is checked; writing is
-    # near 2x and stays shown, not checked, until it meets its goal with a margin.
+    # The goals are 2x and 1.5x (bench/README.md, group 11): records are
+    # written straight as text and read without jansson.
     Row("uf_partitioned_submit", "11 Partitions", "uf_submit_actualize on a node owning all partitions, sink accepts",
-        comparisons=[Comparison("uf_submit_actualize", "ratio")]),
+        comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=2.0)]),
     Row("uf_record_apply_one", "11 Partitions", "a follower's uf_record_apply of that actualize's record (1 mutation)",
         unit="ns/record", comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=1.5)]),
 ]
