@@ -523,4 +523,30 @@ final class Node {
         #expect(uf_record_apply(c.h.d, snapshots[0]) == UF_OK)
         #expect(c.h.feature("Job").map { try! JSONParser.parse($0) } == a.h.feature("Job").map { try! JSONParser.parse($0) })
     }
+
+    @Test func withoutAnAggregateAfterStillMovesOnSoThatALogCanDropRecords() {
+        let log = TestLog()
+        let a = Node("a", log: log, Self.job)
+        for p: UInt32 in [0, 1, 2, 3, 4] { #expect(uf_partition_claim(a.h.d, p) == UF_OK) }
+        // Partition 0 holds "e": 250 records after its claim.
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Job", "key": "e", "into": "Queued"}"#) == UF_OK)
+        for i in 0..<249 {
+            let into = i % 2 == 0 ? "Done" : "Queued"
+            #expect(a.h.submit(#"{"kind": "transition", "feature": "Job", "key": "e", "into": "\#(into)"}"#) == UF_OK)
+        }
+        #expect(log.records[0]!.count == 251)
+        // No binding lives in the global partition, yet its owner says how far it
+        // came every hundred records: the claim, then two records with no lines.
+        let global = log.records[4]!.map { json($0) }
+        #expect(global.count == 3)
+        #expect(global[1]["lines"] == .array([]))
+        #expect(global[2]["after"]?.objectValue?["0"] == .int(201))
+        // A follower learns it from the log.
+        let b = Node("b", log: log, Self.job)
+        #expect(b.catchUp() == UF_OK)
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_partition_snapshot(b.h.d, 4, &out) == UF_OK)
+        #expect(json(String(cString: out!))["after"]?.objectValue?["0"] == .int(201))
+        uf_free(out)
+    }
 }

@@ -9,11 +9,14 @@ extension Dispatcher {
     var hasGlobalBindings: Bool { bindings.hasSingleOwner }
 
     /// Keeps a record of partition `q` (not the global one) for the runs, when
-    /// they have not yet covered it.
-    /// (`mutations` is made only then: most models have no such binding.)
+    /// they have not yet covered it. Without a binding in the global partition
+    /// there is nothing to run, but `after` must still move on — a log drops
+    /// no record above it — so the record is kept with no mutations, and the
+    /// global partition's owner passes over it at once.
+    /// (`mutations` is made only when a binding needs them: most models have none.)
     func keepForHome(_ q: Int, version: UInt64, _ mutations: () -> [HomeBindings.Mutation]) {
-        guard q != partitioning!.global, hasGlobalBindings, homes.keeps(q, version: version) else { return }
-        homes.keep(q, HomeBindings.PendingRecord(version: version, mutations: mutations()))
+        guard q != partitioning!.global, homes.keeps(q, version: version) else { return }
+        homes.keep(q, HomeBindings.PendingRecord(version: version, mutations: hasGlobalBindings ? mutations() : []))
     }
 
     /// A committed mutation as the runs keep it.
@@ -41,7 +44,8 @@ extension Dispatcher {
     /// One run: returns whether it is done (its record accepted, or nothing to write).
     private func runHome(over record: HomeBindings.PendingRecord, of q: Int) -> Bool {
         let global = partitioning!.global
-        let outcome = runStaged(partition: global, covering: (q, record.version), reporting: nil) {
+        // Nothing to run over: no call, only `after` moving on.
+        let outcome = record.mutations.isEmpty ? .wroteNothing : runStaged(partition: global, covering: (q, record.version), reporting: nil) {
             for mutation in record.mutations { runGlobalBindings(over: mutation) }
         }
         switch outcome {

@@ -103,7 +103,7 @@ extension Dispatcher {
         }
         let mutations = try checkedLines(lines, partition: p)
         partitioning!.advance(p, to: version, hash: hash)
-        let keeping = p != global && hasGlobalBindings
+        let keeping = p != global && hasGlobalBindings && homes.keeps(p, version: version)
         var kept: [HomeBindings.Mutation] = []
         for line in mutations {
             switch line {
@@ -115,7 +115,7 @@ extension Dispatcher {
             }
         }
         if p == global, let after { homes.committed(after) }
-        if keeping { keepForHome(p, version: version) { kept } }
+        if p != global { keepForHome(p, version: version) { kept } }
         runHomeBindings()
     }
 
