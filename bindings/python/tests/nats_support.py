@@ -98,6 +98,14 @@ class Server:
         assert self.proc is not None
         self.proc.send_signal(sig)
 
+    def pause(self) -> None:
+        """SIGSTOP, then waits until every thread of the server is stopped: a signal
+        stops a process's threads one after the other, and on a loaded machine one
+        may still answer a request after kill() returned."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        poll(f"nats-server {self.proc.pid} to stop", lambda: _stopped(self.proc.pid if self.proc else 0))
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGCONT)
@@ -119,6 +127,22 @@ class Server:
                       + b"PUB %s %d\r\n%s\r\nPING\r\n" % (subject.encode(), len(payload), payload))
             while not f.readline().startswith(b"PONG"):
                 pass
+
+
+def _stopped(pid: int) -> bool:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in ("T", "t"):
+            return False
+    return True
 
 
 class NodeProcess:

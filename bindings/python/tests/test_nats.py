@@ -192,7 +192,7 @@ def test_a_stopped_server_is_unavailable(server: Server) -> None:
     with dispatcher("a") as d, uniflow.nats.Node(d, url=server.url, model="away", timeout=0.5) as node:
         poll("the node to own every partition", lambda: node.status()["owned"] == ALL)
         assert node.submit(COUNTING) == uniflow.OK
-        server.signal(signal.SIGSTOP)
+        server.pause()
         try:
             started = time.monotonic()
             with pytest.raises(uniflow.Unavailable) as away:
