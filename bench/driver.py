@@ -4,7 +4,8 @@ Every scenario runs in this one invocation: the C action scenarios of every
 topic (bench_c, repetitions interleaved), the threads scenario (bench_c threads),
 timers firing (bench_c timers-fire), the memory and instance scenarios (bench_c
 mem-* and instances-churn, each in a fresh child process), the Python
-scenarios (bench_py.py) and the inspector's time travel (bench_inspect.py). Each row gets the median of its repetitions, its spread,
+scenarios (bench_py.py), the inspector's time travel (bench_inspect.py) and the
+NATS adapter (bench_nats, against a nats-server started here). Each row gets the median of its repetitions, its spread,
 and its ratio to each baseline measured in the same run, with the target and
 whether it is met. --json prints the same table as JSON (for regression checks);
 --check FILE also compares with FILE and exits 1 when a target is missed; --show
@@ -54,6 +55,8 @@ AT_MOST_256_BYTES = [Comparison("", "value", target_max=256)]
 # names carry them).
 TIMERS_FIRED = 100_000          # timers-fire: this many, and a tenth as many
 INSTANCES = 1_000_000           # mem-instances; instances-churn: this many and a tenth
+NATS_RECORDS = 100_000          # bench_nats: records written before a node joins
+NATS_FAILOVER_LEASE_MS = 1000   # bench_nats.c's FAILOVER_LEASE_MS
 
 ROWS = [
     Row("c_bare", "1 C hot path", "hand-written C toggle + fn-pointer callback, no lock (floor)"),
@@ -186,6 +189,28 @@ ROWS = [
         comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=2.0)]),
     Row("uf_record_apply_one", "11 Partitions", "a follower's uf_record_apply of that actualize's record (1 mutation)",
         unit="ns/record", comparisons=[Comparison("uf_submit_actualize", "ratio", target_max=1.5)]),
+    # libuniflow_nats against a real nats-server that the driver starts (bench_nats.c;
+    # bench/README.md, group 12). Skipped, with a note, without libnats or nats-server.
+    Row("nats_raw_publish", "12 NATS", "js_PublishMsg of a node's record: same bytes, Nats-Msg-Id, expected last seq",
+        unit="ns/record"),
+    Row("nats_raw_publish_following", "12 NATS", "  the same with an ordered consumer of the subject, as a node has",
+        unit="ns/record", comparisons=[Comparison("nats_raw_publish", "throughput")]),
+    # The goal is 0.8x the raw publish's throughput; on 2 shared cores it reads
+    # 0.7-0.8x, about half of the difference being the node following its own log
+    # (bench/README.md, group 12): shown, not checked, until met.
+    Row("nats_node_submit", "12 NATS", "uf_nats_submit: actualize of 1 keyed instance (1 record), owner of all",
+        comparisons=[Comparison("nats_raw_publish", "throughput"),
+                     Comparison("nats_raw_publish_following", "throughput")]),
+    Row("nats_threads_1", "12 NATS", "uf_nats_submit from 1 thread on 1 partition (wall ns per action)"),
+    # The goal is 2x; the sink is called with the dispatcher held, so one record of
+    # a node is in flight at a time: shown, not checked (bench/README.md, group 12).
+    Row("nats_threads_4", "12 NATS", "  4 threads, each on its own partition of the same node (goal 2x: see README)",
+        comparisons=[Comparison("nats_threads_1", "throughput")]),
+    Row("nats_failover_ms", "12 NATS", "SIGKILL of the writer -> the survivor's first accepted write (lease 1 s)",
+        unit="ms", comparisons=[Comparison("", "value", target_max=2 * NATS_FAILOVER_LEASE_MS)]),
+    Row(f"nats_catchup_{NATS_RECORDS}_ms", "12 NATS",
+        f"a node joining after {NATS_RECORDS:,} records of 1,000 instances: new + start + sync (snapshots)",
+        unit="ms", comparisons=[Comparison("", "value", target_max=5000)]),
 ]
 
 # The runner alone, for a scenario whose prepare step (not timed) does work per
@@ -318,6 +343,8 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
                                         ("instances-churn", INSTANCES, "instances_churn_")):
                 if wanted(prefix):
                     take(run_lines([args.bench_c, mode, str(count)]))
+    if wanted("nats_"):
+        run_nats(args, take, notes)
     if not args.skip_python and wanted("py_", "inspect_"):
         env = dict(os.environ)
         env["UNIFLOW_LIBRARY"] = args.lib
@@ -328,6 +355,54 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
         if wanted("inspect_"):
             take(run_lines([args.python, os.path.join(HERE, "bench_inspect.py"), "--reps", reps], env=env))
     return samples, checks, notes
+
+
+def nats_server_program() -> str | None:
+    # Debian installs it in /usr/sbin, which a user's PATH may lack.
+    return shutil.which("nats-server") or shutil.which("nats-server", path="/usr/sbin:/usr/local/sbin")
+
+
+def run_nats(args: argparse.Namespace, take, notes: list[str]) -> None:
+    """bench_nats against a nats-server -js started here on a free loopback port with
+    a temporary store, stopped by its process id afterwards."""
+    if not args.bench_nats:
+        notes.append(f"nats rows skipped: {args.bench_nats_missing or 'bench_nats was not built'}")
+        return
+    program = nats_server_program()
+    if not program:
+        notes.append("nats rows skipped: no nats-server (Debian: apt-get install nats-server)")
+        return
+    import socket
+    import time
+
+    with tempfile.TemporaryDirectory(prefix="uniflow-bench-nats-") as store:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        log_path = os.path.join(store, "server.log")
+        with open(log_path, "wb") as log_file:
+            server = subprocess.Popen([program, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd",
+                                       os.path.join(store, "js")], stdout=log_file, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                with open(log_path, "rb") as f:
+                    if b"Server is ready" in f.read():
+                        break
+                if server.poll() is not None or time.monotonic() > deadline:
+                    with open(log_path) as f:
+                        raise SystemExit(f"bench: nats-server did not start: {f.read()}")
+                time.sleep(0.05)
+            selection = ["--only", args.only] if args.only else []
+            take(run_lines([args.bench_nats, "--url", f"nats://127.0.0.1:{port}", "--reps", str(args.reps),
+                            "--time-ms", str(args.time_ms * 3), "--records", str(NATS_RECORDS), *selection]))
+        finally:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 def action_reps_per_process(args: argparse.Namespace) -> int:
@@ -521,6 +596,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench-c", required=True, help="the compiled C harness")
     parser.add_argument("--lib", required=True, help="the libuniflow.so being measured")
+    parser.add_argument("--bench-nats", default="", help="the compiled NATS harness (bench_nats.c), if built")
+    parser.add_argument("--bench-nats-missing", default="", help="why bench_nats was not built")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--python-path", default="", help="prepended to PYTHONPATH for the uniflow package")
     parser.add_argument("--reps", type=int, default=9, help="repetitions per scenario (median is reported)")

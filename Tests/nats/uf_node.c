@@ -35,6 +35,10 @@
  *                                in stream order, with the state each mutation line
  *                                set (null for a deinitialization; timer lines left
  *                                out)
+ *   repeat N ACTION_JSON         uf_nats_submit of ACTION_JSON N times in a tight
+ *                                loop (no pause between writes for the apply
+ *                                thread): OK N | ERR ... of the first failure,
+ *                                with its index
  *   quit                         uf_nats_node_free, then exit 0 (so does EOF)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -191,6 +195,21 @@ static void extract_url_and_model(const char *options) {
     snprintf(stream, sizeof stream, "UF_%s", model);
 }
 
+/* repeat N ACTION_JSON */
+static void cmd_repeat(char *args) {
+    char *action = NULL;
+    long count = strtol(args, &action, 10);
+    while (action && *action == ' ') action++;
+    for (long i = 0; i < count; i++) {
+        int rc = uf_nats_submit(node, action);
+        if (rc < 0) {
+            printf("ERR %s write %ld of %ld: %s\n", uf_status_name(rc), i, count, uf_nats_last_error());
+            return;
+        }
+    }
+    printf("OK %ld\n", count);
+}
+
 int main(int argc, char **argv) {
     const char *defs[16], *node_name = NULL, *options = NULL, *dispatcher_options = NULL;
     int ndefs = 0, partitions = 0, start = 1;
@@ -254,6 +273,7 @@ int main(int argc, char **argv) {
         else if (strcmp(line, "count") == 0) cmd_count(args);
         else if (strcmp(line, "history") == 0) cmd_history(args);
         else if (strcmp(line, "publish") == 0) cmd_publish(args);
+        else if (strcmp(line, "repeat") == 0) cmd_repeat(args);
         else printf("ERR UF_EINVAL unknown command '%s'\n", line);
     }
     free(line);

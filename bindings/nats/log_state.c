@@ -34,10 +34,14 @@ void ufn_snapshot_subject(const uf_nats_node *n, uint32_t p, char *buf, size_t s
 }
 
 /* A pair read from the log is a fact about the log (compare-and-swap keeps one
- * record per version), so it is kept whether or not it has been applied yet. */
+ * record per version), so it is kept whether or not it has been applied yet.
+ * A slot that holds a newer version keeps it: the apply thread reads an owner's
+ * own records back behind its writes (more than UFN_RING versions behind when
+ * the owner writes fast), and the pair the next write needs is the newest. */
 void ufn_note_seq(uf_nats_node *n, uint32_t p, uint64_t version, uint64_t seq) {
     if (version == 0) return;
     ufn_partition *part = &n->parts[p];
+    if (part->ring[version % UFN_RING].version > version) return;
     part->ring[version % UFN_RING].version = version;
     part->ring[version % UFN_RING].seq = seq;
 }

@@ -5,7 +5,8 @@ pyproject.toml).
 ``$UNIFLOW_LIBRARY`` or the repository's ``build/prefix/lib``, ``build/release``,
 ``.build/release`` or ``.build/debug`` library into the installed package as
 ``uniflow/libuniflow.so``: the package's discovery finds it there (second, after
-``UNIFLOW_LIBRARY``). With no library built, the package installs without one and finds
+``UNIFLOW_LIBRARY``); a ``libuniflow_nats.so`` beside it goes along (for
+``uniflow.nats``). With no library built, the package installs without one and finds
 the library at run time through ``UNIFLOW_LIBRARY`` or the system's search path.
 """
 
@@ -73,6 +74,13 @@ class BuildPyWithLibrary(build_py):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(library.resolve(), target)  # the file, not the symlink
         self.announce(f"uniflow: bundled {library.resolve()}", level=3)
+        # uniflow.nats looks for libuniflow_nats.so beside the core library it loaded:
+        # bundled beside the copy when it was built beside the original (only where
+        # CMake found libnats). It needs libuniflow.so.0, which the package loads first.
+        nats = library.resolve().parent / "libuniflow_nats.so"
+        if nats.exists():
+            shutil.copyfile(nats.resolve(), target.parent / "libuniflow_nats.so")
+            self.announce(f"uniflow: bundled {nats.resolve()}", level=3)
 
 
 class BinaryDistribution(Distribution):

@@ -80,3 +80,16 @@ def test_the_transfer_flow_ends_in_success() -> None:
     assert result.returncode == 0, result.stderr + result.stdout
     assert "timer 'confirmation': the confirmation was left open, back to the amount" in result.stdout
     assert result.stdout.splitlines()[-1].startswith("done: Success {")
+
+
+def test_shared_downloads_survives_a_killed_node() -> None:
+    """Two nodes on a nats-server; north is killed, south takes over its downloads and
+    their stall timers (a note and nothing else without nats-server)."""
+    result = run_example("shared_downloads.py")
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout.splitlines()
+    if lines[0].startswith("note: "):
+        return
+    assert lines[-1] == "Downloads: started 6, completed 3, failed 3"
+    assert sorted(line.split()[1] for line in lines if line.startswith("  south: ")) == [
+        "fonts_zip", "maps_tar", "talk_mp4"]

@@ -73,6 +73,16 @@ def test_the_built_package_ships_py_typed_and_the_library_and_loads_its_copy(tmp
     assert (package / "libuniflow.so").read_bytes() == _library().read_bytes()
     # No UNIFLOW_LIBRARY: the copy inside the package is what loads.
     assert _run(out) == [f"loaded {package / 'libuniflow.so'}"]
+    # libuniflow_nats, built beside the library, goes along; uniflow.nats finds it
+    # beside the copy.
+    nats = _library().parent / "libuniflow_nats.so"
+    if nats.exists():
+        assert (package / "libuniflow_nats.so").read_bytes() == nats.resolve().read_bytes()
+        env = {key: value for key, value in os.environ.items() if not key.startswith("UNIFLOW_")}
+        probe = "import uniflow.nats; print(uniflow.nats.library_path())"
+        found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                               env={**env, "PYTHONPATH": str(out)}, cwd=str(out)).stdout.split()
+        assert found == [str(package / "libuniflow_nats.so")]
 
 
 def test_the_package_copy_comes_before_the_build_folders(tmp_path: Path) -> None:

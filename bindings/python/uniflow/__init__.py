@@ -17,7 +17,8 @@
 
 See :class:`Dispatcher` for the API and ``docs/python-guide.md`` for a guide. The
 library is found through ``UNIFLOW_LIBRARY``, a copy inside this package, or the build
-folders of the source tree (:func:`uniflow._library.candidate_paths`).
+folders of the source tree (:func:`uniflow._library.candidate_paths`). ``uniflow.nats``
+(imported on its own) shares a model across processes through NATS JetStream.
 """
 
 from __future__ import annotations

@@ -54,13 +54,16 @@ _BUILD_FOLDERS = ("build/prefix/lib", "build/release", ".build/release", ".build
 
 
 class LibraryNotFoundError(OSError):
-    """``libuniflow`` could not be loaded; the message lists every path tried."""
+    """``libuniflow`` (or ``library``, e.g. ``libuniflow_nats`` for :mod:`uniflow.nats`)
+    could not be loaded; the message lists every path tried, then ``hint``."""
 
-    def __init__(self, attempts: List[Tuple[str, str]]) -> None:
+    def __init__(self, attempts: List[Tuple[str, str]], library: str = "libuniflow",
+                 hint: str = "Build it (swift build, or the CMake build) or set UNIFLOW_LIBRARY to its path.") -> None:
         self.attempts = attempts
-        lines = ["libuniflow could not be loaded; tried:"]
+        self.library = library
+        lines = [f"{library} could not be loaded; tried:"]
         lines += [f"  {path}: {why}" for path, why in attempts]
-        lines.append("Build it (swift build, or the CMake build) or set UNIFLOW_LIBRARY to its path.")
+        lines.append(hint)
         super().__init__("\n".join(lines))
 
 
@@ -243,12 +246,18 @@ _lock = threading.Lock()
 _loaded: Optional[Tuple[ctypes.CDLL, str]] = None
 
 
-def _declare(lib: ctypes.CDLL) -> None:
-    for name, (restype, argtypes) in _PROTOTYPES.items():
+def _declare(lib: ctypes.CDLL, prototypes: Optional[Dict[str, Tuple[Any, List[Any]]]] = None,
+             required: Optional[Tuple[str, ...]] = None) -> None:
+    """Sets each function's restype and argtypes from ``prototypes`` (the core's table
+    by default; :mod:`uniflow.nats` passes its own); a missing function of
+    ``required`` is an OSError."""
+    if prototypes is None:
+        prototypes, required = _PROTOTYPES, REQUIRED
+    for name, (restype, argtypes) in prototypes.items():
         try:
             fn = getattr(lib, name)
         except AttributeError:
-            if name in REQUIRED:
+            if name in (required or ()):
                 # load() lists it after the path it tried: the path is not repeated here.
                 raise OSError(f"missing required symbol {name}") from None
             continue

@@ -128,6 +128,7 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, Partitions, PreparedActi
     _handle_arg: Any = None
     _loop: Optional[asyncio.AbstractEventLoop] = None
     _loop_fd: int = -1
+    _nats_nodes: Any = ()  # a WeakSet once built (see __init__)
 
     def __init__(
         self,
@@ -194,6 +195,8 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, Partitions, PreparedActi
         self._handle_arg = byref(c_char.from_address(handle.value))  # type: ignore[arg-type]
         #: what waits on the event loop for this dispatcher (aio): told when it closes
         self._waiting: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        #: the uniflow.nats nodes serving this dispatcher: closed before it is freed
+        self._nats_nodes: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -210,6 +213,10 @@ class Dispatcher(ModelAccess, Observers, TimersAndLoop, Partitions, PreparedActi
         if _callbacks.in_callback_of(self._errors):
             raise Misuse("close() was called inside one of the dispatcher's own callbacks; "
                          "close it after the outer call returns")
+        # A uniflow.nats node holds this dispatcher's pointer and installed its record
+        # sink: it goes first (releasing its partitions).
+        for node in list(self._nats_nodes):
+            node.close()
         self.detach()
         # Its own lock, reentrant: freeing runs payload_free callbacks, which may drop
         # (and so close) other dispatchers, or come back here (refused inside).
