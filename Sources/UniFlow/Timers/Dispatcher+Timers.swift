@@ -263,7 +263,7 @@ extension Dispatcher {
         if partitioning != nil && staging == nil {
             fireStaged(index)
         } else {
-            _ = fireTaken(time.take(index, self))
+            fireTaken(time.take(index, self))
         }
         if changes.any { settle() }
     }
