@@ -255,6 +255,19 @@ int uf_feature_get(uf_dispatcher *d, const char *feature, char **out_json);
  * the key rules. *out_json is freed with uf_free. */
 int uf_instance_get(uf_dispatcher *d, const char *feature, const char *key, char **out_json);
 
+/* Whether a state is active in a feature's instance: *out_active becomes 1 or 0.
+ * `path` names the state by its ancestry (`Active.Playing`), or by a bare name
+ * that is unique in the feature; on a statechart feature any level counts (a
+ * compound or parallel state is active with its children), on a flat feature
+ * it is whether the feature is in that state. `key` names the instance of a
+ * keyed feature and is NULL for a single one. A feature or instance that is
+ * absent has nothing active (0, UF_OK). UF_ENOTFOUND for an unknown feature or
+ * state; UF_ESCHEMA for a bare name that several states carry (the message
+ * lists them); UF_EINVAL for a NULL argument, a key on a single feature or none
+ * on a keyed one. Any thread; from inside a callback it sees the model as the
+ * callback does. */
+int uf_state_active(uf_dispatcher *d, const char *feature, const char *key, const char *path, int *out_active);
+
 /* {"features": [...]}: every definition as registered, in registration order.
  * *out_json is freed with uf_free. */
 int uf_definitions_get(uf_dispatcher *d, char **out_json);

@@ -47,6 +47,8 @@ extension Dispatcher {
 
         func state(_ name: Source.Text) throws(UniFlowError) -> Int32 {
             let index = try name.withCName { (c) throws(UniFlowError) -> Int32 in c.map { hot.findState($0, of: feature) } ?? -1 }
+            // A statechart's bare names (unique in the feature) name states too.
+            if index < 0, charts.any, let node = try statechartState(name.string, feature: feature) { return node }
             if index < 0 { throw UniFlowError(.notFound, "unknown state '\(name.string)' of feature \(featureName(feature))") }
             return index
         }
@@ -65,7 +67,8 @@ extension Dispatcher {
 
         action.header.carriesPayload = request.payload != nil
         let payload: JSONObject?
-        if action.kind == .send {
+        if action.kind == .send || (charts.any && charts[feature] != nil) {
+            // A statechart checks its payload as its macrostep runs.
             payload = try request.payload?.value(depth: request.depth + 1)
         } else if action.entersState {
             let definition = stateDefinition(action.header.into, of: feature)

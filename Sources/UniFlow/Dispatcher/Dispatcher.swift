@@ -75,6 +75,8 @@ final class Dispatcher {
     /// The registered definitions' fingerprint, once asked for (every record
     /// carries it); forgotten when more are registered.
     var fingerprint: String?
+    /// Statechart features and their instances' values (`Statecharts/`).
+    var charts = StatechartRegistry()
     /// Bindings across partitions: what the global partition's owner runs them over.
     var homes = HomeBindings()
     /// The outer call being staged into a record (partitioned dispatchers).
@@ -274,11 +276,13 @@ final class Dispatcher {
     /// A state's name as C borrows it, or NULL for -1 (no state).
     func stateCName(_ state: Int32, of feature: Int32) -> UnsafePointer<CChar>? {
         guard state >= 0 else { return nil }
+        if charts.any, let name = statechartStateCName(state, feature: feature) { return name }
         return stateSlot(state, of: hot.features[Int(feature)]).name.pointer
     }
 
     func stateName(_ state: Int32, feature: Int32) -> String {
-        stateSlot(state, of: hot.features[Int(feature)]).name.string
+        if charts.any, let name = statechartStateCName(state, feature: feature) { return String(cString: name) }
+        return stateSlot(state, of: hot.features[Int(feature)]).name.string
     }
 
     /// A state's definition: its fields, for payload checks.

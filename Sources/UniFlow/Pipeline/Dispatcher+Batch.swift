@@ -106,12 +106,15 @@ extension Dispatcher {
         for i in actions.indices {
             switch runSteps(actions[i], via: nil, policy: .batch) {
             case .failed(let failure, let header):
+                charts.pending.removeAll()
                 throw rollBack(failure, at: i, reporting: header)
             case .triggered:
                 break
             case .committed(let mutation):
                 // Not journaled here (journaling is off until the batch holds).
                 committed.append(mutation)
+                // A statechart's later microsteps are mutations of the batch too.
+                if !charts.pending.isEmpty { committed += charts.pending; charts.pending.removeAll() }
                 batch!.committed = committed.count
             }
         }

@@ -133,6 +133,15 @@ struct StatechartRun {
         try finishMacrostep(after: event, host: &host)
     }
 
+    /// An actualization (an `actualize` action): the payload's fields set, as
+    /// one microstep that exits and enters nothing, then the rest of the macrostep.
+    mutating func update(_ fields: JSONObject, event: StatechartEvent, host: inout some StatechartHost) throws(UniFlowError) {
+        for (key, value) in fields { payload[key] = value }
+        try checkPayload()
+        microsteps.append(StatechartMicrostep(event: event.name, exited: [], entered: [], instance: instance, payload: payload))
+        try finishMacrostep(after: event, host: &host)
+    }
+
     /// `always`, then internal events, until neither takes anything.
     private mutating func finishMacrostep(after event: StatechartEvent, host: inout some StatechartHost) throws(UniFlowError) {
         var current = event

@@ -1,0 +1,424 @@
+import CUniFlow
+
+/// Statechart features in the pipeline (`docs/statecharts.md`): their step
+/// replaces the precondition, a send's target and the commit of a flat feature
+/// (`runSteps` hands them here); interceptors, the announcement, the journal
+/// and undo entries are the same as for every action.
+///
+/// A statechart feature never takes the hot path, without a test there: its
+/// live instances always store a payload object (so `FeatureSlot.hasPayload`
+/// and `InstanceSlot.hasPayload` are set, which the hot path refuses), and
+/// every slot of its states says it has fields (so an `initialize` is refused
+/// too). Flat features pay one test of `charts.any` where a state's name is read.
+extension Dispatcher {
+    // MARK: Registration
+
+    /// Handlers named by guards and `call` effects must be registered, as for
+    /// every other guard (`UF_ENOTFOUND`).
+    func checkStatechartHandlers(of parsed: [FeatureDefinition]) throws(UniFlowError) {
+        for (i, definition) in parsed.enumerated() {
+            guard let chart = definition.chart else { continue }
+            for (n, node) in chart.nodes.enumerated() {
+                let path = n == 0 ? "features[\(i)]" : "features[\(i)].\(StatechartParser.statePath(chart, n))"
+                func effects(_ list: [StatechartEffect], _ key: String) throws(UniFlowError) {
+                    for (j, effect) in list.enumerated() {
+                        if case .call(let name, _) = effect, !bindings.hasHandler(name) {
+                            throw UniFlowError(.notFound, "\(path).\(key)[\(j)].call: unknown handler '\(name)'")
+                        }
+                    }
+                }
+                try effects(node.entry, "entry")
+                try effects(node.exit, "exit")
+                var all = node.always.map { ("always", $0) }
+                for entry in node.on { all += entry.transitions.map { ("on.\(entry.event)", $0) } }
+                for (key, t) in all {
+                    try effects(t.actions, "\(key).actions")
+                    for name in t.guardCall?.handlers ?? [] where !bindings.hasHandler(name) {
+                        throw UniFlowError(.notFound, "\(path).\(key).call: unknown handler '\(name)'")
+                    }
+                }
+            }
+        }
+    }
+
+    /// After `hot.addFeature`: keeps the chart, and marks its states' slots so
+    /// that the hot path hands its actions to the general path.
+    func registerStatechart(_ definition: FeatureDefinition, feature: Int32) {
+        guard let chart = definition.chart else { return }
+        let slot = hot.features[Int(feature)]
+        for s in 0..<Int(slot.stateCount) { hot.states.pointer(Int(slot.stateBase) + s).pointee.hasFields = true }
+        charts.add(chart, initial: definition.chartInitial, feature: feature)
+    }
+
+    // MARK: Names
+
+    /// A statechart instance's configuration string for its state number; nil
+    /// for a flat feature.
+    @inline(__always)
+    func statechartStateCName(_ state: Int32, feature: Int32) -> UnsafePointer<CChar>? {
+        guard let table = charts[feature] else { return nil }
+        return table.names[Int(state)].pointer
+    }
+
+    /// A state named in an action of a statechart feature: a path or a unique
+    /// bare name, as the flat state index of its node.
+    func statechartState(_ name: String, feature: Int32) throws(UniFlowError) -> Int32? {
+        guard let table = charts[feature] else { return nil }
+        switch table.chart.node(named: name) {
+        case .success(let node): return Int32(node - 1)
+        case .failure(let reason):
+            if reason.hasPrefix("ambiguous") { throw UniFlowError(.schema, reason) }
+            throw UniFlowError(.notFound, "unknown state '\(name)' of feature \(featureName(feature))")
+        }
+    }
+
+    /// The instance value behind a state number.
+    func statechartInstance(_ state: Int32, feature: Int32) -> StatechartInstance? {
+        guard state >= 0, let table = charts[feature] else { return nil }
+        return table.values[Int(state)]
+    }
+
+    /// `"history"` and `"status"` of a statechart instance's model JSON, only
+    /// when not empty (and not active).
+    func statechartModelExtras(_ state: Int32, feature: Int32, into object: inout JSONObject) {
+        guard let table = charts[feature], state >= 0 else { return }
+        let value = table.values[Int(state)]
+        if !value.history.isEmpty {
+            var history = JSONObject()
+            for h in value.history.keys.sorted() {
+                history[table.chart.nodes[h].path] = .array(value.history[h]!.map { .string(table.chart.nodes[$0].path) })
+            }
+            object["history"] = .object(history)
+        }
+        if value.status != .active { object["status"] = .string(value.status.text) }
+    }
+
+    /// `"entered"` and `"exited"` of a statechart mutation's JSON (and an
+    /// internal microstep's action).
+    func statechartMutationExtras(_ record: MutationRecord, into object: inout JSONObject) {
+        guard charts[record.feature] != nil, let step = charts.step(seq: record.seq) else { return }
+        object["entered"] = .array(step.entered.map { .string($0) })
+        object["exited"] = .array(step.exited.map { .string($0) })
+        if let action = step.action, object["action"] != nil { object["action"] = .object(action) }
+    }
+
+    // MARK: uf_state_active
+
+    /// Whether the state at `path` (any level) is active in the instance.
+    func isStateActive(feature name: String, key: String?, path: String) throws(UniFlowError) -> Bool {
+        let feature = try resolveFeature(name)
+        let keyed = hot.features[Int(feature)].instances >= 0
+        if keyed && key == nil { throw UniFlowError(.invalidArgument, "\(name) is keyed: a key is needed") }
+        if !keyed && key != nil { throw UniFlowError(.invalidArgument, "\(name) is a single feature: it takes no key") }
+        var place = Place(feature: feature)
+        if let key { place.instance = key.withCString { hot.instanceTables[Int(hot.features[Int(feature)].instances)].find($0) } }
+        let current = state(at: place)
+        if let table = charts[feature] {
+            let node: Int
+            switch table.chart.node(named: path) {
+            case .success(let found): node = found
+            case .failure(let reason):
+                if reason.hasPrefix("ambiguous") { throw UniFlowError(.schema, reason) }
+                throw UniFlowError(.notFound, "unknown state '\(path)' of feature \(name)")
+            }
+            guard current >= 0 else { return false }
+            return table.values[Int(current)].active.contains(node)
+        }
+        guard let index = stateIndex(named: path, feature: feature) else {
+            throw UniFlowError(.notFound, "unknown state '\(path)' of feature \(name)")
+        }
+        return current >= 0 && current == index
+    }
+
+    // MARK: The statechart step
+
+    /// Precondition, the macrostep (computed, not applied), interceptors, then
+    /// every microstep committed: the first is the action's mutation, the
+    /// others wait in `charts.pending` for `announceStatechartSteps`.
+    func runStatechartSteps(_ action: ResolvedAction, table: StatechartTable, via: HostCallback<uf_via_fn>?,
+                            policy: CommitPolicy) -> StepOutcome {
+        let header = action.header
+        if via != nil {
+            return .failed(UniFlowError(.invalidArgument, "\(subject(header)): via callbacks are not supported on statechart features"), header)
+        }
+        let chart = table.chart
+        let place = place(of: header)
+        let current = state(at: place)
+        let value = current >= 0 ? table.values[Int(current)] : StatechartRun.absent(chart)
+        let from = header.from >= 0 ? Int(header.from) + 1 : -1
+        let into = header.into >= 0 ? Int(header.into) + 1 : -1
+        func path(_ node: Int) -> String { chart.nodes[node].path }
+        let configuration = current >= 0 ? chart.configurationText(value.active) : ""
+
+        // The precondition.
+        if header.kind == .initialize {
+            if current >= 0 { return .failed(rejection(header, "is already initialized (in state \(configuration))"), header) }
+            if !table.allowsInitialization(into: into) {
+                return .failed(rejection(header, "cannot be initialized into \(path(into)): not an initial state"), header)
+            }
+        } else if header.kind == .trigger && header.uninitialized {
+            if current >= 0 { return .failed(rejection(header, "is initialized (in state \(configuration)), not absent"), header) }
+        } else {
+            if current < 0 {
+                let expected = from >= 0 ? " (expected state \(path(from)))" : ""
+                return .failed(rejection(header, "is not initialized\(expected)"), header)
+            }
+            if from >= 0 && !value.active.contains(from) {
+                return .failed(rejection(header, "is in state \(configuration), not \(path(from))"), header)
+            }
+            if header.kind == .actualize && !value.active.contains(into) {
+                return .failed(rejection(header, "is in state \(configuration), not \(path(into))"), header)
+            }
+            if value.status != .active && header.kind != .deinitialize && header.kind != .trigger {
+                return .failed(rejection(header, "is \(value.status.text) (in state \(configuration))"), header)
+            }
+            if header.kind == .transition {
+                if from < 0 && !header.same && value.active.contains(into) {
+                    return .failed(rejection(header, "is already in state \(path(into))"), header)
+                }
+                let active = (0..<chart.nodes.count).map { value.active.contains($0) }
+                if !chart.allows(from: max(from, 0), into: into, active: active) {
+                    return .failed(rejection(header, "cannot transition from \(from >= 0 ? path(from) : configuration) into \(path(into)): not a declared transition"), header)
+                }
+            }
+        }
+        if header.kind == .trigger {
+            if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+                return .failed(failure, header)
+            }
+            return .triggered(header)
+        }
+
+        // The macrostep, computed without changing the model.
+        var run = StatechartRun(chart: chart, instance: value, payload: current >= 0 ? payload(at: place) : JSONObject(),
+                                maxMicrosteps: options.maxCascade)
+        var host = DispatcherStatechartHost(dispatcher: self, header: header, place: place)
+        var taken = true
+        let eventName = header.eventName.map { String(cString: $0) } ?? ""
+        do throws(UniFlowError) {
+            switch header.kind {
+            case .initialize:
+                for (k, v) in action.payload ?? JSONObject() { run.payload[k] = v }
+                try run.initialize(into: [into], host: &host)
+            case .send:
+                taken = try run.send(StatechartEvent(name: eventName, payload: action.payload ?? JSONObject()), host: &host)
+            case .transition:
+                for (k, v) in action.payload ?? JSONObject() { run.payload[k] = v }
+                try run.transition(from: max(from, 0), into: [into], reenter: header.same,
+                                   event: StatechartEvent(name: "xstate.transition"), host: &host)
+            case .actualize:
+                try run.update(action.payload ?? JSONObject(), event: StatechartEvent(name: "xstate.actualize"), host: &host)
+            default:
+                break
+            }
+        } catch {
+            return .failed(error.status == .loop || error.status == .schema || error.status == .callback
+                           ? UniFlowError(error.status, "\(subject(header)): \(error.message)") : error, header)
+        }
+        if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+            return .failed(failure, header)
+        }
+
+        // Commit every microstep.
+        do throws(UniFlowError) {
+            if header.kind == .deinitialize {
+                return .committed(try commitStatechartStep(header, kind: .deinitialization, at: place, from: current,
+                                                           to: nil, payload: nil, paths: nil, policy: policy))
+            }
+            var first: CommittedMutation?
+            var previous = current
+            var where_ = place
+            for (i, step) in run.microsteps.enumerated() {
+                let kind: MutationKind = i == 0 && header.kind == .initialize ? .initialization
+                    : (step.entered.isEmpty && step.exited.isEmpty ? .actualization : .transition)
+                // The action's own microstep shows the action; the others show
+                // what took them (an internal event or `always`).
+                let own = i == 0 && (header.kind != .send || (taken && !step.isAlways))
+                let internalAction: JSONObject? = own ? nil
+                    : (step.isAlways ? ["kind": .string("always")] : ["kind": .string("send"), "event": .string(step.event ?? "")])
+                let paths = StatechartRegistry.StepPaths(entered: step.entered.map(path), exited: step.exited.map(path),
+                                                         action: internalAction)
+                let mutation = try commitStatechartStep(header, kind: kind, at: where_, from: previous, to: step.instance,
+                                                        payload: step.payload, paths: paths, policy: policy)
+                where_ = mutation.place
+                previous = mutation.record.newState
+                if first == nil { first = mutation } else { charts.pending.append(mutation) }
+            }
+            if !taken {
+                let failure = UniFlowError(.rejected, "\(subject(header)) in state \(configuration) has no transition for event '\(eventName)'")
+                if let first { charts.pending.insert(first, at: 0) }
+                return .failed(failure, header)
+            }
+            if let first { return .committed(first) }
+            // Taken, and nothing changed at all (a targetless transition that
+            // assigned nothing): an actualization with the same state.
+            return .committed(try commitStatechartStep(header, kind: .actualization, at: place, from: current,
+                                                       to: run.instance, payload: run.payload,
+                                                       paths: .init(entered: [], exited: [], action: nil), policy: policy))
+        } catch {
+            return .failed(error, header)
+        }
+    }
+
+    /// Journals one microstep's mutation and stores the instance's new value
+    /// (making or ending the instance); nobody is told yet.
+    private func commitStatechartStep(_ action: ActionHeader, kind: MutationKind, at given: Place, from current: Int32,
+                                      to value: StatechartInstance?, payload: JSONObject?,
+                                      paths: StatechartRegistry.StepPaths?, policy: CommitPolicy) throws(UniFlowError) -> CommittedMutation {
+        var place = given
+        let newState: Int32 = value == nil ? -1 : try charts.intern(value!, feature: action.feature, arena: &names)
+        let oldPayload = current >= 0 ? self.payload(at: place) : nil
+        let keyed = hot.features[Int(action.feature)].instances >= 0
+        if keyed && current < 0 { place = try createInstance(action.key!, of: action.feature) }
+        var header = action
+        header.into = newState
+        var mutation = CommittedMutation(
+            record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: model.seq &+ 1, kind: kind,
+                                   feature: action.feature, oldState: current, newState: newState, key: key(at: place)),
+            action: action, place: place)
+        mutation.oldPayload = oldPayload
+        // Always an object while live: see the type's comment on the hot path.
+        mutation.newPayload = value == nil ? nil : (payload ?? JSONObject())
+        if let paths { charts.noteStep(seq: model.seq &+ 1, paths) }
+        if hot.journaling {
+            do throws(UniFlowError) {
+                try journalMutation(mutation)
+            } catch {
+                if keyed && current < 0 { free(hot.instanceTables.pointer(Int(hot.features[Int(action.feature)].instances)).pointee.remove(place.instance)) }
+                throw error
+            }
+        }
+        if policy != .immediate && !(keyed && kind == .deinitialization) {
+            batch!.undo.append(current < 0 && keyed
+                ? .created(table: hot.features[Int(action.feature)].instances, slot: place.instance)
+                : .stored(place, state: current, payload: current >= 0 ? oldPayload : nil))
+        }
+        if keyed && kind == .deinitialization {
+            removeInstance(at: place)
+        } else {
+            store(newState, payload: value == nil ? nil : (payload ?? JSONObject()), at: place)
+        }
+        model.seq &+= 1
+        if policy == .immediate { noteCommitted(mutation) }
+        return mutation
+    }
+
+    /// Announces the microsteps committed after an action's own (under the
+    /// action's policy), in order.
+    func announceStatechartSteps(_ action: ResolvedAction, policy: CommitPolicy) {
+        while !charts.pending.isEmpty {
+            let mutation = charts.pending.removeFirst()
+            if policy == .staged {
+                staging!.actions.append(action)
+                staging!.committed.append((mutation, registrationIDs.next))
+                announceToBindings(mutation)
+            } else {
+                announce(mutation)
+            }
+        }
+    }
+}
+
+import Glibc
+
+/// Guards and effects of a statechart, answered by the dispatcher: rules over
+/// `{model, event, feature}`, handlers through `callHandler`.
+struct DispatcherStatechartHost: StatechartHost {
+    let dispatcher: Dispatcher
+    let header: ActionHeader
+    let place: Place
+
+    private func data(_ event: StatechartEvent, run: StatechartRun, params: JSONValue? = nil) -> JSONValue {
+        var feature: JSONObject = ["state": .string(run.configurationText), "payload": .object(run.payload),
+                                   "active": .array(run.activePaths.map { .string($0) })]
+        if let key = header.key { feature["key"] = .string(String(cString: key)) }
+        var object: JSONObject = ["model": dispatcher.modelJSON(),
+                                  "event": ["name": .string(event.name), "payload": .object(event.payload)],
+                                  "feature": .object(feature)]
+        if let params { object["params"] = params }
+        return .object(object)
+    }
+
+    private func prefix(_ event: StatechartEvent) -> String { "event '\(event.name)'" }
+
+    mutating func guardHolds(_ t: StatechartTransition, event: StatechartEvent, run: StatechartRun) throws(UniFlowError) -> Bool {
+        let data = data(event, run: run)
+        if let rule = t.guardRule {
+            let result: JSONValue
+            do throws(UniFlowError) {
+                result = try JsonLogic.apply(rule, data: data)
+            } catch {
+                throw UniFlowError(.schema, "\(prefix(event)): rule error: \(error.message)")
+            }
+            if !isTruthy(result) { return false }
+        }
+        if let call = t.guardCall { return try holds(call, data: data, event: event, run: run) }
+        return true
+    }
+
+    private func holds(_ call: GuardCall, data: JSONValue, event: StatechartEvent, run: StatechartRun) throws(UniFlowError) -> Bool {
+        switch call {
+        case .call(let name, let params):
+            var given = data
+            if let params, case .object(var object) = data {
+                object["params"] = try ActionTemplate.substitute(params, data: data)
+                given = .object(object)
+            }
+            let result = dispatcher.callHandler(name, mutation: "null", given: given, inGiven: false)
+            if result.status < 0 {
+                throw UniFlowError(.callback, "\(prefix(event)): handler '\(name)' failed (returned \(result.status))")
+            }
+            return result.status > 0
+        case .and(let items):
+            for item in items where !(try holds(item, data: data, event: event, run: run)) { return false }
+            return true
+        case .or(let items):
+            for item in items where try holds(item, data: data, event: event, run: run) { return true }
+            return false
+        case .not(let item):
+            return !(try holds(item, data: data, event: event, run: run))
+        case .active(let node):
+            return run.active(node)
+        }
+    }
+
+    mutating func perform(_ effect: StatechartEffect, event: StatechartEvent, run: inout StatechartRun) throws(UniFlowError) {
+        switch effect {
+        case .assign(let fields):
+            let data = data(event, run: run)
+            for (field, template) in fields {
+                do throws(UniFlowError) {
+                    run.payload[field] = try ActionTemplate.substitute(template, data: data)
+                } catch {
+                    throw UniFlowError(.schema, "\(prefix(event)): assign '\(field)': rule error: \(error.message)")
+                }
+            }
+            run.noteAssigned()
+        case .call(let name, let params):
+            var given = data(event, run: run)
+            if let params, case .object(var object) = given {
+                object["params"] = try ActionTemplate.substitute(params, data: given)
+                given = .object(object)
+            }
+            let result = dispatcher.callHandler(name, mutation: "null", given: given, inGiven: false)
+            if result.status < 0 {
+                throw UniFlowError(.callback, "\(prefix(event)): handler '\(name)' failed (returned \(result.status))")
+            }
+            if let output = result.output {
+                guard case .object(let values) = output else {
+                    throw UniFlowError(.schema, "\(prefix(event)): handler '\(name)': output: expected object, got \(output.jsonTypeName)")
+                }
+                for (key, value) in values { run.payload[key] = value }
+                run.noteAssigned()
+            }
+        case .send(let name, let template):
+            var payload = JSONObject()
+            if let template {
+                if case .object(let object) = try ActionTemplate.substitute(template, data: data(event, run: run)) { payload = object }
+            }
+            run.raise(StatechartEvent(name: name, payload: payload))
+        case .submit:
+            throw UniFlowError(.schema, "\(prefix(event)): submit effects are not supported yet")
+        }
+    }
+}
