@@ -21,6 +21,7 @@
  * the path the walk keeps.
  */
 #include "import_xstate.h"
+#include "import_xstate_chart.h"
 #include "source_line.h"
 
 #include <jansson.h>
@@ -1303,6 +1304,23 @@ int uniflow_import_xstate(const char *text, size_t length, const char *feature,
     im.length = text != NULL ? length : 0;
     char *definition = NULL;
     int status = convert(&im, feature, file_name, &definition) == 0 ? UNIFLOW_IMPORT_OK : UNIFLOW_IMPORT_REFUSED;
+    /* What this flat converter refuses as "not supported" is a statechart's: the
+     * statechart converter (import_xstate_chart.c) takes the machine then, and
+     * its refusal, if any, is the one reported. Flat machines never get there. */
+    if (status != UNIFLOW_IMPORT_OK && im.error != NULL && strstr(im.error, "not supported") != NULL) {
+        char *chart = NULL, *chart_error = NULL;
+        if (uniflow_import_xstate_chart(im.text, im.length, feature, file_name, &chart, &chart_error) == UNIFLOW_IMPORT_CHART_OK) {
+            status = UNIFLOW_IMPORT_OK;
+            definition = chart;
+            free(im.error);
+            im.error = NULL;
+            im.line = 0;
+        } else {
+            free(im.error);
+            im.error = chart_error;
+            im.line = 0;
+        }
+    }
     if (status != UNIFLOW_IMPORT_OK && im.error == NULL) {
         /* Only an allocation fails without a message (and NULL stays if even this one does). */
         im.error = copy_text("out of memory");

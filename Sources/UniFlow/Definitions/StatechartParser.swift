@@ -44,9 +44,12 @@ enum StatechartParser {
             switch target {
             case .string(let name): return name.contains(".")
             case .object(let object):
-                if object["actions"] != nil || object["reenter"] != nil || object["into"] == nil { return true }
-                if case .array = object["into"]! { return true }
-                if case .string(let name) = object["into"]! { return name.contains(".") }
+                // A target without `into` stays a flat feature's error ("missing key
+                // 'into'"): a targetless transition makes a statechart only next to
+                // another key of section 16.
+                if object["actions"] != nil || object["reenter"] != nil { return true }
+                if case .array? = object["into"] { return true }
+                if case .string(let name)? = object["into"] { return name.contains(".") }
                 return false
             default: return false
             }
