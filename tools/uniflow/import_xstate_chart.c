@@ -44,6 +44,17 @@ typedef struct chart_importer {
     int failed;
 } chart_importer;
 
+/* strdup and strndup are POSIX, not C99. */
+static char *copy_n(const char *text, size_t n) {
+    char *copy = malloc(n + 1);
+    if (copy == NULL) return NULL;
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+static char *copy_text(const char *text) { return copy_n(text, strlen(text)); }
+
 static int refuse(chart_importer *im, const char *path, const char *format, ...) {
     if (im->failed) return -1;
     im->failed = 1;
@@ -90,8 +101,8 @@ static int index_states(chart_importer *im, json_t *config, int parent, const ch
                         const char *where) {
     if (im->count >= MAX_STATES + 1) return refuse(im, where, "more than %d states", MAX_STATES);
     int self = im->count++;
-    im->states[self].xstate_path = strdup(xpath);
-    im->states[self].path = strdup(path);
+    im->states[self].xstate_path = copy_text(xpath);
+    im->states[self].path = copy_text(path);
     im->states[self].config = config;
     im->states[self].parent = parent;
     json_t *id = json_object_get(config, "id");
@@ -131,7 +142,7 @@ static int child_named(chart_importer *im, int parent, const char *key) {
 
 /* Follows a dotted path of keys down from `node`; -1 when a key is missing. */
 static int descend(chart_importer *im, int node, const char *path) {
-    char *copy = strdup(path);
+    char *copy = copy_text(path);
     int current = node;
     for (char *part = strtok(copy, "."); part != NULL && current >= 0; part = strtok(NULL, ".")) {
         current = child_named(im, current, part);
@@ -147,7 +158,7 @@ static int resolve_target(chart_importer *im, int source, const char *target) {
         const char *rest = target + 1;
         const char *dot = strchr(rest, '.');
         size_t n = dot ? (size_t)(dot - rest) : strlen(rest);
-        char *id = strndup(rest, n);
+        char *id = copy_n(rest, n);
         int node = -1;
         if (strcmp(id, im->machine_id) == 0) node = 0;
         json_t *known = json_object_get(im->ids, id);
@@ -446,7 +457,7 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
             if (strchr(key, '*') != NULL) { json_decref(events); return refuse(im, at, "wildcard events are not converted"); }
             json_t *list = convert_transitions(im, self, value, at);
             if (list == NULL) { json_decref(events); return -1; }
-            char *name = is_reserved_event(key) ? strdup(key) : convert_name(key);
+            char *name = is_reserved_event(key) ? copy_text(key) : convert_name(key);
             json_object_set_new(events, name, json_array_size(list) == 1 ? json_incref(json_array_get(list, 0)) : json_incref(list));
             json_decref(list);
             free(name);
@@ -504,12 +515,12 @@ int uniflow_import_xstate_chart(const char *text, size_t length, const char *fea
     else if (file_name != NULL) {
         const char *base = strrchr(file_name, '/');
         base = base ? base + 1 : file_name;
-        char *copy = strdup(base);
+        char *copy = copy_text(base);
         size_t n = strlen(copy);
         if (n > 5 && strcmp(copy + n - 5, ".json") == 0) copy[n - 5] = '\0';
         name = convert_name(copy);
         free(copy);
-    } else name = strdup("machine");
+    } else name = copy_text("machine");
 
     definition = json_object();
     json_object_set_new(definition, "feature", json_string(name));
@@ -566,7 +577,7 @@ int uniflow_import_xstate_chart(const char *text, size_t length, const char *fea
     }
     free(dumped);
 done:
-    if (status != UNIFLOW_IMPORT_CHART_OK) *out_error = im->error ? im->error : strdup("out of memory");
+    if (status != UNIFLOW_IMPORT_CHART_OK) *out_error = im->error ? im->error : copy_text("out of memory");
     else free(im->error);
     json_decref(definition);
     json_decref(im->machine);

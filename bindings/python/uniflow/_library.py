@@ -161,6 +161,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "uf_graph_dot": (c_int, [_P, c_char_p, _OUT]),
     # Instances and events
     "uf_instance_get": (c_int, [_P, c_char_p, c_char_p, _OUT]),
+    "uf_state_active": (c_int, [_P, c_char_p, c_char_p, c_char_p, POINTER(c_int)]),
     "uf_context_key": (c_char_p, [_P]),
     "uf_mutation_key": (c_char_p, [_P]),
     "uf_send": (c_int, [_P, c_char_p, c_char_p, c_char_p, c_char_p]),

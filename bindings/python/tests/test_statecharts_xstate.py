@@ -1,0 +1,199 @@
+"""Statecharts against XState itself: every machine of Tests/statecharts/xstate
+(real machines from XState's repository and a project that uses it, generated
+ones, hand-written cases) that ``uniflow import xstate`` converts is registered
+and driven through its recorded traces; after the start and after every step the
+configuration (and whether it is done) must be what XState 5.32.5 gave.
+
+Guards are host handlers answering from the trace's script, one answer per
+consultation as XState consumed them, so a guard asked more or less often than
+XState asks it shows up as a different configuration. Named actions are handlers
+that do nothing. Time and services are not converted yet (``after``, ``invoke``):
+those machines are refused by the importer and counted, not compared.
+
+Run this file alone with ``-s`` to see the counts and the list of refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+import uniflow
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = ROOT / "Tests" / "statecharts" / "xstate"
+
+#: Machines that convert but whose behaviour differs from XState's, with why.
+#: Empty means: every machine that converts behaves as XState does.
+KNOWN_DIFFERENCES: Dict[str, str] = {}
+
+
+def _cli() -> Optional[str]:
+    if os.environ.get("UNIFLOW_CLI"):
+        return os.environ["UNIFLOW_CLI"]
+    library = os.environ.get("UNIFLOW_LIBRARY")
+    candidates = []
+    if library:
+        candidates.append(Path(library).resolve().parent.parent / "bin" / "uniflow")
+    candidates.append(ROOT / "build" / "prefix" / "bin" / "uniflow")
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("uniflow")
+
+
+def _name(text: str) -> str:
+    """A name as the importer converts it."""
+    converted = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return "_" + converted if not converted or converted[0].isdigit() else converted
+
+
+def _event_name(text: str) -> str:
+    reserved = ("xstate.done.state.", "xstate.done.actor.", "xstate.error.actor.", "xstate.after.")
+    return text if text.startswith(reserved) else _name(text)
+
+
+def _configuration(text: str) -> str:
+    if not text:
+        return ""
+    return ",".join(".".join(_name(part) for part in leaf.split(".")) for leaf in text.split(","))
+
+
+def _import(cli: str, machine: Dict[str, Any]) -> Tuple[Optional[Dict[str, Any]], str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(machine, f)
+        path = f.name
+    try:
+        done = subprocess.run([cli, "import", "xstate", "--feature", "M", path],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(path)
+    if done.returncode != 0:
+        reason = done.stderr.strip().split(": ", 1)[-1]
+        return None, reason
+    return json.loads(done.stdout), ""
+
+
+def _initial_target(definition: Dict[str, Any]) -> str:
+    if definition.get("initial"):
+        return definition["initial"][0]
+    return next(iter(definition["states"]))
+
+
+def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str, Any]) -> Optional[str]:
+    """None when every record matches; otherwise what differs first."""
+    answers = {name: list(values) for name, values in trace.get("guards", {}).items()}
+    implementations = file.get("implementations", {})
+    with uniflow.Dispatcher() as d:
+        def guard(name: str) -> Any:
+            def answer(call: Any) -> bool:
+                queue = answers.get(name, [])
+                return bool(queue.pop(0)) if queue else False
+            return answer
+        for name in implementations.get("guards", []):
+            d.register_handler(_name(name), guard(name))
+        for name in implementations.get("actions", []):
+            if _name(name) not in implementations.get("guards", []):
+                try:
+                    d.register_handler(_name(name), lambda call: None)
+                except uniflow.AlreadyExists:
+                    pass
+        d.register(definition)
+        feature = definition["feature"]
+        d.initialize(feature, _initial_target(definition))
+
+        def compare(record: Dict[str, Any], label: str) -> Optional[str]:
+            if "anomaly" in record:
+                return "stop"
+            state = d.get(feature)
+            got = state.name if state else None
+            want = _configuration(record["configuration"])
+            if got != want:
+                return f"{label}: configuration {got!r}, XState {want!r}"
+            status = d.state.get(feature, {}).get("status", "active")
+            want_status = {"error": "failed"}.get(record["status"], record["status"])
+            if status != want_status:
+                return f"{label}: status {status!r}, XState {record['status']!r}"
+            return None
+
+        expected = trace["expected"]
+        outcome = compare(expected[0], "start")
+        if outcome:
+            return None if outcome == "stop" else outcome
+        for i, step in enumerate(trace["steps"]):
+            if "event" in step:
+                event = step["event"]
+                name = event if isinstance(event, str) else event["type"]
+                payload = None if isinstance(event, str) else {k: v for k, v in event.items() if k != "type"}
+                try:
+                    d.send(feature, _event_name(name), payload or None)
+                except uniflow.Rejected:
+                    pass
+            outcome = compare(expected[i + 1], f"step {i} ({step})")
+            if outcome:
+                return None if outcome == "stop" else outcome
+    return None
+
+
+def _corpus() -> List[Path]:
+    return sorted(CORPUS.rglob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def results() -> Dict[str, Any]:
+    cli = _cli()
+    if cli is None:
+        pytest.skip("the uniflow command is not built (scripts/setup)")
+    passed: List[str] = []
+    refused: Dict[str, str] = {}
+    differ: Dict[str, str] = {}
+    for path in _corpus():
+        file = json.loads(path.read_text())
+        name = str(path.relative_to(CORPUS))
+        definition, reason = _import(cli, file["machine"])
+        if definition is None:
+            refused[name] = reason
+            continue
+        failure = None
+        try:
+            for trace in file["traces"]:
+                failure = _run_trace(definition, file, trace)
+                if failure:
+                    failure = f"{trace.get('name', '')}: {failure}"
+                    break
+        except uniflow.UniflowError as error:
+            failure = f"{type(error).__name__}: {error}"
+        if failure:
+            differ[name] = failure
+        else:
+            passed.append(name)
+    return {"passed": passed, "refused": refused, "differ": differ}
+
+
+def test_report(results: Dict[str, Any]) -> None:
+    total = len(results["passed"]) + len(results["refused"]) + len(results["differ"])
+    reasons = Counter(re.sub(r"^[^:]*: ", "", why).split(":")[0] for why in results["refused"].values())
+    print(f"\nXState corpus: {total} machines, {len(results['passed'])} convert and behave as XState, "
+          f"{len(results['differ'])} convert and differ, {len(results['refused'])} refused by the importer")
+    for why, count in reasons.most_common():
+        print(f"  refused {count:4}: {why}")
+    for name, why in sorted(results["differ"].items()):
+        print(f"  DIFFERS {name}: {why}")
+
+
+def test_every_converted_machine_behaves_as_xstate(results: Dict[str, Any]) -> None:
+    unexpected = {name: why for name, why in results["differ"].items() if name not in KNOWN_DIFFERENCES}
+    assert unexpected == {}
+
+
+def test_the_known_differences_still_differ(results: Dict[str, Any]) -> None:
+    # A difference that went away should leave the list.
+    assert sorted(set(KNOWN_DIFFERENCES) - set(results["differ"])) == []
