@@ -405,6 +405,8 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     if (self > 0 && json_object_get(config, "context") != NULL) return refuse(im, where, "context on a state");
     json_t *type = json_object_get(config, "type");
     const char *kind = json_is_string(type) ? json_string_value(type) : NULL;
+    /* XState v5: a state with `history` and no type is a history state. */
+    if (kind == NULL && self > 0 && json_object_get(config, "history") != NULL) kind = "history";
     if (kind != NULL && strcmp(kind, "atomic") != 0 && strcmp(kind, "compound") != 0) {
         if (strcmp(kind, "parallel") == 0 || strcmp(kind, "final") == 0 || strcmp(kind, "history") == 0) {
             if (self == 0 && strcmp(kind, "parallel") != 0) return refuse(im, where, "type: a machine is not %s", kind);

@@ -314,7 +314,6 @@ enum StatechartParser {
                     let child = nodes[index].children.first { nodes[$0].name == text }
                         ?? resolvedChild(text, of: index)
                     guard let child else { throw UniFlowError(.schema, "\(path).initial: '\(text)' is not a child state of \(nodes[index].path)") }
-                    guard nodes[child].kind != .history else { throw UniFlowError(.schema, "\(path).initial: '\(text)' is a history state") }
                     nodes[index].initial = child
                 } else if object["initial"] != nil {
                     throw UniFlowError(.schema, "\(path).initial: only a state with child states (not parallel) has 'initial'")

@@ -72,6 +72,13 @@ extension Dispatcher {
         }
     }
 
+    /// The path of the node an action's `from`/`into` names (its flat state
+    /// index), for a statechart feature; nil for a flat one.
+    func statechartNodePath(_ index: Int32, feature: Int32) -> String? {
+        guard let table = charts[feature] else { return nil }
+        return table.chart.nodes[Int(index) + 1].path
+    }
+
     /// The instance value behind a state number.
     func statechartInstance(_ state: Int32, feature: Int32) -> StatechartInstance? {
         guard state >= 0, let table = charts[feature] else { return nil }
@@ -270,8 +277,6 @@ extension Dispatcher {
         let oldPayload = current >= 0 ? self.payload(at: place) : nil
         let keyed = hot.features[Int(action.feature)].instances >= 0
         if keyed && current < 0 { place = try createInstance(action.key!, of: action.feature) }
-        var header = action
-        header.into = newState
         var mutation = CommittedMutation(
             record: MutationRecord(dispatcher: UnsafeMutableRawPointer(handle), seq: model.seq &+ 1, kind: kind,
                                    feature: action.feature, oldState: current, newState: newState, key: key(at: place)),

@@ -116,6 +116,7 @@ final class Statechart {
     /// (-1: up to and including the root).
     func properAncestors(_ node: Int, upTo stop: Int = -1) -> [Int] {
         var result: [Int] = []
+        if node == stop { return result }
         var p = nodes[node].parent
         while p >= 0 && p != stop {
             result.append(p)

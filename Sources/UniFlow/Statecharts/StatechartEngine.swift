@@ -266,7 +266,9 @@ struct StatechartRun {
     private func historyDefault(_ node: Int) -> [Int] {
         if let targets = chart.nodes[node].historyDefault { return targets }
         let parent = chart.nodes[node].parent
-        return chart.nodes[parent].initial >= 0 ? [chart.nodes[parent].initial] : []
+        // A parent whose initial child is this history state has no default beyond it.
+        let initial = chart.nodes[parent].initial
+        return initial >= 0 && initial != node ? [initial] : []
     }
 
     /// XState's `getTransitionDomain`; nil only for a re-entering transition
@@ -323,8 +325,9 @@ struct StatechartRun {
                 addAncestors(chart.properAncestors(s, upTo: n.parent), reentrancy: nil, history: history, into: &enter)
             }
         case .compound:
+            // The initial child may be a history state (XState allows it): it stands for what it restores.
             let initial = n.initial
-            enter.insert(initial)
+            if chart.nodes[initial].kind != .history { enter.insert(initial) }
             addDescendants(initial, history: history, into: &enter)
             addAncestors(chart.properAncestors(initial, upTo: node), reentrancy: nil, history: history, into: &enter)
         case .parallel:
