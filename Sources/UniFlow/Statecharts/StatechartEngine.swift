@@ -262,10 +262,13 @@ struct StatechartRun {
         return result
     }
 
-    /// A history state's default: its `default`, else its parent's initial child.
+    /// A history state's default: its `default`, else its parent's initial
+    /// child, or, in a parallel state, the parent itself.
     private func historyDefault(_ node: Int) -> [Int] {
         if let targets = chart.nodes[node].historyDefault { return targets }
         let parent = chart.nodes[node].parent
+        // In a parallel state, the parent itself (every region with its defaults).
+        if chart.nodes[parent].kind == .parallel { return [parent] }
         // A parent whose initial child is this history state has no default beyond it.
         let initial = chart.nodes[parent].initial
         return initial >= 0 && initial != node ? [initial] : []
