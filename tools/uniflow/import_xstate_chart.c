@@ -65,7 +65,7 @@ static int refuse(chart_importer *im, const char *path, const char *format, ...)
     va_end(args);
     size_t n = strlen(path) + strlen(message) + 3;
     im->error = malloc(n);
-    if (im->error != NULL) snprintf(im->error, n, "%s: %s", path, message);
+    if (im->error != NULL) snprintf(im->error, n, "%s%s%s", path, path[0] ? ": " : "", message);
     return -1;
 }
 
@@ -238,7 +238,13 @@ static json_t *convert_actions(chart_importer *im, json_t *actions, const char *
 }
 
 static json_t *convert_guard(chart_importer *im, json_t *guard, const char *where) {
-    if (json_is_string(guard)) return convert_name_value(json_string_value(guard));
+    if (json_is_string(guard)) {
+        if (strncmp(json_string_value(guard), "xstate.", 7) == 0) {
+            refuse(im, where, "the built-in guard '%s' is not converted", json_string_value(guard));
+            return NULL;
+        }
+        return convert_name_value(json_string_value(guard));
+    }
     if (json_is_object(guard) && json_is_string(json_object_get(guard, "type"))) {
         const char *type = json_string_value(json_object_get(guard, "type"));
         json_t *params = json_object_get(guard, "params");
@@ -398,9 +404,13 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     json_object_foreach(config, key, value) {
         int ok = 0;
         for (int i = 0; known[i] != NULL; i++) if (strcmp(known[i], key) == 0) ok = 1;
-        if (strcmp(key, "after") == 0) return refuse(im, where, "after: delayed transitions are not converted yet");
-        if (strcmp(key, "invoke") == 0) return refuse(im, where, "invoke: services are not converted yet");
-        if (!ok) return refuse(im, where, "%s: not converted", key);
+        if (!ok || strcmp(key, "after") == 0 || strcmp(key, "invoke") == 0) {
+            char at[1024];
+            snprintf(at, sizeof at, "%s%s%s", where, where[0] ? "." : "", key);
+            if (strcmp(key, "after") == 0) return refuse(im, at, "delayed transitions in a statechart are not converted yet");
+            if (strcmp(key, "invoke") == 0) return refuse(im, at, "invoked actors are not converted yet");
+            return refuse(im, at, "not converted");
+        }
     }
     if (self > 0 && json_object_get(config, "context") != NULL) return refuse(im, where, "context on a state");
     json_t *type = json_object_get(config, "type");
@@ -455,7 +465,7 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
         json_t *events = json_object();
         json_object_foreach(on, key, value) {
             char at[512];
-            snprintf(at, sizeof at, "%s.on.%s", where, key);
+            snprintf(at, sizeof at, "%s%son.%s", where, where[0] ? "." : "", key);
             if (strchr(key, '*') != NULL) { json_decref(events); return refuse(im, at, "wildcard events are not converted"); }
             json_t *list = convert_transitions(im, self, value, at);
             if (list == NULL) { json_decref(events); return -1; }
@@ -471,7 +481,7 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
         json_t *v = json_object_get(config, lists[k]);
         if (v == NULL) continue;
         char at[512];
-        snprintf(at, sizeof at, "%s.%s", where, lists[k]);
+        snprintf(at, sizeof at, "%s%s%s", where, where[0] ? "." : "", lists[k]);
         if (self == 0 && k == 1) return refuse(im, at, "the machine's onDone is not converted");
         json_t *list = convert_transitions(im, self, v, at);
         if (list == NULL) return -1;
@@ -483,7 +493,7 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
         json_t *v = json_object_get(config, effects[k]);
         if (v == NULL) continue;
         char at[512];
-        snprintf(at, sizeof at, "%s.%s", where, effects[k]);
+        snprintf(at, sizeof at, "%s%s%s", where, where[0] ? "." : "", effects[k]);
         json_t *list = convert_actions(im, v, at);
         if (list == NULL) return -1;
         json_object_set_new(out, effects[k], list);
