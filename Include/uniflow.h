@@ -44,7 +44,8 @@
  *     ends the process, as in any Swift program.
  *   - Documentation beyond this header: docs/ in the source tree (definitions.md,
  *     actions.md, filters.md, bindings.md, processing.md, time.md, instances.md,
- *     watches-and-interceptors.md, events.md, journal.md, scale-out.md, c-guide.md).
+ *     watches-and-interceptors.md, events.md, statecharts.md, journal.md, scale-out.md,
+ *     c-guide.md).
  *
  * Threads
  *   Every function may be called from any thread. A dispatcher processes one action
