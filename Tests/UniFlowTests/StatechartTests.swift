@@ -193,3 +193,355 @@ private let sound = #"""
         #expect(stateOf(h, "Sound") == "Audio.Off,Video.On")
     }
 }
+
+// MARK: The rules, one test each (W3C SCXML test numbers where the idea comes from one)
+
+/// A dispatcher whose handler `log` records its `params` in order.
+private final class Logged {
+    let h: Harness
+    var log: [String] = []
+
+    init(_ definition: String, options: String? = nil) {
+        h = options.map { Harness(options: $0) } ?? Harness()
+        registerHandler(h, "log") { [unowned self] call in
+            let given = String(cString: uf_binding_call_given_json(call))
+            if case .object(let object)? = try? JSONParser.parse(given), let text = object["params"]?.stringValue {
+                self.log.append(text)
+            }
+            return 0
+        }
+        let status = uf_register(h.d, definition)
+        precondition(status == UF_OK, "uf_register: \(h.lastError)")
+    }
+
+    func start(_ into: String) -> Int32 { h.submit(#"{"kind":"initialize","feature":"C","into":"\#(into)"}"#) }
+    func send(_ event: String) -> Int32 { uf_send(h.d, "C", nil, event, nil) }
+    var state: String? { stateOf(h, "C") }
+}
+
+private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"}"# }
+
+@Suite struct StatechartRuleTests {
+    /// W3C 404/405/406: exits in reverse document order, then the transition's
+    /// actions, then entries in document order.
+    @Test func w3c404_405_406_exitsThenActionsThenEntries() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {
+          "S0": {"initial": "S01", "exit": [\#(log("exit S0"))],
+                 "states": {"P": {"type": "parallel", "exit": [\#(log("exit P"))], "states": {
+                    "R1": {"initial": "A", "exit": [\#(log("exit R1"))], "states": {"A": {"exit": [\#(log("exit A"))]}}},
+                    "R2": {"initial": "B", "exit": [\#(log("exit R2"))], "states": {"B": {"exit": [\#(log("exit B"))]}}}}},
+                            "S01": {"on": {"go": "P"}}},
+                 "on": {"next": {"into": "S1", "actions": [\#(log("action"))]}}},
+          "S1": {"initial": "S11", "entry": [\#(log("enter S1"))],
+                 "states": {"S11": {"entry": [\#(log("enter S11"))]}}}}}
+        """#)
+        #expect(c.start("S0") == UF_OK, "\(c.h.lastError)")
+        #expect(c.send("go") == UF_OK)
+        #expect(c.state == "S0.P.R1.A,S0.P.R2.B")
+        c.log = []
+        #expect(c.send("next") == UF_OK)
+        #expect(c.log == ["exit B", "exit R2", "exit A", "exit R1", "exit P", "exit S0", "action", "enter S1", "enter S11"])
+    }
+
+    /// W3C 505: a transition to a descendant of its source, not re-entering, leaves the source active.
+    @Test func w3c505_aTransitionIntoItsOwnSubtreeDoesNotExitTheSource() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"S": {"initial": "A", "exit": [\#(log("exit S"))], "entry": [\#(log("enter S"))],
+                                          "on": {"go": "S.B", "again": {"into": "S.B", "reenter": true}},
+                                          "states": {"A": {}, "B": {}}}}}
+        """#)
+        #expect(c.start("S") == UF_OK)
+        c.log = []
+        #expect(c.send("go") == UF_OK)
+        #expect(c.state == "S.B")
+        #expect(c.log == [])
+        // W3C 504's counterpart: with reenter the source is left and entered again.
+        #expect(c.send("again") == UF_OK)
+        #expect(c.log == ["exit S", "enter S"])
+    }
+
+    /// W3C 533: from a parallel state into one of its regions, the domain is the
+    /// parallel state: every region is left, the others entered again with defaults.
+    @Test func w3c533_aTransitionFromAParallelStateLeavesEveryRegion() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"P": {"type": "parallel", "on": {"reset": "P.R1.A2"}, "states": {
+           "R1": {"initial": "A1", "states": {"A1": {}, "A2": {}}},
+           "R2": {"initial": "B1", "states": {"B1": {"on": {"b": "B2"}}, "B2": {"exit": [\#(log("exit B2"))]}}}}}}}
+        """#)
+        #expect(c.start("P") == UF_OK)
+        #expect(c.send("b") == UF_OK)
+        #expect(c.state == "P.R1.A1,P.R2.B2")
+        #expect(c.send("reset") == UF_OK)
+        #expect(c.state == "P.R1.A2,P.R2.B1")
+        #expect(c.log == ["exit B2"])
+    }
+
+    /// W3C 403c: in a parallel state, each region selects its own transition; a
+    /// parallel state's own `on` is tried only when no region took the event.
+    @Test func w3c403_regionsSelectTheirOwnAndTheParallelStateOnlyWhenNoneDid() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"P": {"type": "parallel", "on": {"e": "Out", "f": "Out"}, "states": {
+           "R1": {"initial": "A1", "states": {"A1": {"on": {"e": "A2"}}, "A2": {}}},
+           "R2": {"initial": "B1", "states": {"B1": {"on": {"e": "B2"}}, "B2": {}}}}},
+           "Out": {}}}
+        """#)
+        #expect(c.start("P") == UF_OK)
+        #expect(c.send("e") == UF_OK)
+        #expect(c.state == "P.R1.A2,P.R2.B2")
+        #expect(c.send("f") == UF_OK)
+        #expect(c.state == "Out")
+    }
+
+    /// W3C 403a: two selected transitions whose exit sets meet: the earlier in document order wins.
+    @Test func w3c403a_conflictingTransitionsTheEarlierWins() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"P": {"type": "parallel", "states": {
+           "R1": {"initial": "A", "states": {"A": {"on": {"e": "X"}}}},
+           "R2": {"initial": "B", "states": {"B": {"on": {"e": "Y"}}}}}},
+           "X": {}, "Y": {}}}
+        """#)
+        #expect(c.start("P") == UF_OK)
+        #expect(c.send("e") == UF_OK)
+        #expect(c.state == "X")
+    }
+
+    /// Several targets, one per region.
+    @Test func multipleTargetsEnterOneStatePerRegion() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"Off": {"on": {"on": {"into": ["P.R1.A2", "P.R2.B2"]}}},
+           "P": {"type": "parallel", "states": {
+             "R1": {"initial": "A1", "states": {"A1": {}, "A2": {}}},
+             "R2": {"initial": "B1", "states": {"B1": {}, "B2": {}}}}}}}
+        """#)
+        #expect(c.start("Off") == UF_OK)
+        #expect(c.send("on") == UF_OK)
+        #expect(c.state == "P.R1.A2,P.R2.B2")
+    }
+
+    /// W3C 387/388: deep history restores the atomic states below, shallow the child with its defaults.
+    @Test func w3c388_deepAndShallowHistory() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {
+           "Off": {"on": {"deep": "On.Deep", "shallow": "On.Shallow"}},
+           "On": {"initial": "A", "on": {"off": "Off"}, "states": {
+             "A": {"initial": "A1", "states": {"A1": {"on": {"next": "A2"}}, "A2": {}}},
+             "Deep": {"type": "history", "history": "deep"},
+             "Shallow": {"type": "history"}}}}}
+        """#)
+        #expect(c.start("On") == UF_OK)
+        #expect(c.send("next") == UF_OK)
+        #expect(c.send("off") == UF_OK)
+        #expect(c.send("deep") == UF_OK)
+        #expect(c.state == "On.A.A2")
+        #expect(c.send("off") == UF_OK)
+        #expect(c.send("shallow") == UF_OK)
+        #expect(c.state == "On.A.A1")
+    }
+
+    /// A history state's `default` when it remembers nothing yet.
+    @Test func w3c579_historyDefaultWhenNothingIsRemembered() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"Off": {"on": {"back": "On.H"}},
+           "On": {"initial": "A", "states": {"A": {}, "B": {}, "H": {"type": "history", "default": "On.B"}}}}}
+        """#)
+        #expect(c.start("Off") == UF_OK)
+        #expect(c.send("back") == UF_OK)
+        #expect(c.state == "On.B")
+    }
+
+    /// W3C 416/417: entering a final child raises done.state for its parent, and
+    /// a parallel state is done when every region is.
+    @Test func w3c416_417_doneEventsOfCompoundAndParallelStates() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {
+           "P": {"type": "parallel", "onDone": "Both", "states": {
+             "R1": {"initial": "A", "onDone": {"actions": [\#(log("R1 done"))]},
+                    "states": {"A": {"on": {"a": "Fa"}}, "Fa": {"type": "final"}}},
+             "R2": {"initial": "B", "states": {"B": {"on": {"b": "Fb"}}, "Fb": {"type": "final"}}}}},
+           "Both": {}}}
+        """#)
+        #expect(c.start("P") == UF_OK)
+        #expect(c.send("a") == UF_OK)
+        #expect(c.log == ["R1 done"])
+        #expect(c.state == "P.R1.Fa,P.R2.B")
+        #expect(c.send("b") == UF_OK)
+        #expect(c.state == "Both")
+    }
+
+    /// A top-level final state makes the instance done: exit effects run, the
+    /// configuration stays, later sends are rejected, deinitialize still works.
+    @Test func reachingATopLevelFinalStateMakesTheInstanceDone() {
+        let c = Logged(#"""
+        {"feature": "C", "exit": [\#(log("exit feature"))],
+         "states": {"A": {"on": {"end": "End"}}, "End": {"type": "final", "exit": [\#(log("exit End"))]}}}
+        """#)
+        #expect(c.start("A") == UF_OK)
+        #expect(c.send("end") == UF_OK)
+        #expect(c.log == ["exit End", "exit feature"])
+        #expect(c.h.feature("C") == #"{"state":"End","payload":{},"status":"done"}"#)
+        #expect(c.send("end") == UF_REJECTED)
+        #expect(c.h.lastError == "C is done (in state End)")
+        #expect(c.h.submit(#"{"kind":"deinitialize","feature":"C"}"#) == UF_OK)
+    }
+
+    /// W3C 419/421: `always` before internal events, internal events in the order raised.
+    @Test func w3c419_421_alwaysBeforeInternalEventsInOrder() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {
+           "A": {"on": {"go": {"into": "B", "actions": [{"send": "first"}, {"send": "second"}]}}},
+           "B": {"always": {"into": "C1"}},
+           "C1": {"on": {"first": "C2", "second": "Wrong"}},
+           "C2": {"on": {"second": "Right", "first": "Wrong"}},
+           "Right": {}, "Wrong": {}}}
+        """#)
+        #expect(c.start("A") == UF_OK)
+        #expect(c.send("go") == UF_OK)
+        #expect(c.state == "Right")
+    }
+
+    /// `always` runs after an event no transition takes; the send is still rejected.
+    @Test func alwaysRunsAfterAnEventNothingTakes() {
+        let h = Harness()
+        var answers = [false, true]
+        registerHandler(h, "ready") { _ in answers.isEmpty ? 0 : (answers.removeFirst() ? 1 : 0) }
+        #expect(uf_register(h.d, #"{"feature": "C", "states": {"A": {"always": {"into": "B", "call": "ready"}}, "B": {}}}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#) == UF_OK)
+        #expect(stateOf(h, "C") == "A")
+        #expect(uf_send(h.d, "C", nil, "nobody", nil) == UF_REJECTED)
+        #expect(stateOf(h, "C") == "B")
+    }
+
+    /// An endless `always` loop is `UF_ELOOP` past max_cascade, and changes nothing.
+    @Test func anEndlessMacrostepIsUndoneAsUFELOOP() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"A": {"on": {"spin": "B"}}, "B": {"always": {"into": "D"}}, "D": {"always": {"into": "B"}}}}
+        """#, options: #"{"max_cascade": 50}"#)
+        #expect(c.start("A") == UF_OK)
+        #expect(c.send("spin") == UF_ELOOP)
+        #expect(c.h.lastError == "C: more than 50 microsteps in one macrostep (max_cascade)")
+        #expect(c.state == "A")
+    }
+
+    /// A payload check that fails anywhere in the macrostep undoes all of it.
+    @Test func aPayloadThatFailsItsCheckUndoesTheMacrostep() {
+        let c = Logged(#"""
+        {"feature": "C", "fields": {"n": {"type": "number", "default": 0}},
+         "states": {"A": {"on": {"go": {"into": "B", "actions": [{"assign": {"n": "text"}}]}}}, "B": {}}}
+        """#)
+        #expect(c.start("A") == UF_OK)
+        #expect(c.send("go") == UF_ESCHEMA)
+        #expect(c.h.lastError == "C.B.n: expected number, got string")
+        #expect(c.h.feature("C") == #"{"state":"A","payload":{"n":0}}"#)
+    }
+
+    /// A state's fields enter the payload with their defaults and leave it with the state.
+    @Test func fieldsOfAStateComeAndGoWithIt() {
+        let c = Logged(#"""
+        {"feature": "C", "states": {"A": {"on": {"go": "B"}},
+           "B": {"initial": "B1", "fields": {"tries": {"type": "integer", "default": 3}}, "on": {"back": "A"},
+                 "states": {"B1": {}}}}}
+        """#)
+        #expect(c.start("A") == UF_OK)
+        #expect(c.send("go") == UF_OK)
+        #expect(c.h.feature("C") == #"{"state":"B.B1","payload":{"tries":3}}"#)
+        #expect(c.send("back") == UF_OK)
+        #expect(c.h.feature("C") == #"{"state":"A","payload":{}}"#)
+    }
+
+    /// Guards: `feature.active` in rules, and call trees with `in`, `not`, `and`, `or`.
+    @Test func guardsSeeActiveStatesAndCallTrees() {
+        let h = Harness()
+        registerHandler(h, "yes") { _ in 1 }
+        registerHandler(h, "no") { _ in 0 }
+        #expect(uf_register(h.d, #"""
+        {"feature": "C", "type": "parallel", "states": {
+           "R1": {"initial": "A", "states": {"A": {"on": {
+              "e": [{"into": "R1.X", "if": {"in": ["R2.B2", {"var": "feature.active"}]}},
+                    {"into": "R1.Y", "call": {"and": ["yes", {"not": "no"}, {"in": "R2.B1"}, {"or": ["no", "yes"]}]}}]}},
+              "X": {}, "Y": {}}},
+           "R2": {"initial": "B1", "states": {"B1": {}, "B2": {}}}}}
+        """#) == UF_OK, "\(h.lastError)")
+        #expect(h.submit(#"{"kind":"initialize","feature":"C","into":"R1"}"#) == UF_OK)
+        #expect(uf_send(h.d, "C", nil, "e", nil) == UF_OK)
+        #expect(stateOf(h, "C") == "R1.Y,R2.B1")
+    }
+
+    /// Explicit actions: `transition` from an active state, `actualize` in one,
+    /// `from` failing when the state is not active, and the initial list.
+    @Test func explicitActionsUseActiveStates() {
+        let c = Logged(#"""
+        {"feature": "C", "fields": {"n": {"type": "number", "default": 0}},
+         "states": {"A": {"initial": "A1", "states": {"A1": {}, "A2": {}}}, "B": {}}, "initial": ["A"]}
+        """#)
+        #expect(c.start("B") == UF_REJECTED)
+        #expect(c.h.lastError == "C cannot be initialized into B: not an initial state")
+        #expect(c.start("A.A2") == UF_OK)
+        #expect(c.state == "A.A2")
+        #expect(c.h.submit(#"{"kind":"transition","feature":"C","from":"B","into":"A1"}"#) == UF_REJECTED)
+        #expect(c.h.lastError == "C is in state A.A2, not B")
+        #expect(c.h.submit(#"{"kind":"transition","feature":"C","from":"A","into":"B"}"#) == UF_OK)
+        #expect(c.state == "B")
+        #expect(c.h.submit(#"{"kind":"actualize","feature":"C","in":"B","payload":{"n":7}}"#) == UF_OK)
+        #expect(c.h.feature("C") == #"{"state":"B","payload":{"n":7}}"#)
+        #expect(c.h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#) == UF_REJECTED)
+        #expect(c.h.lastError == "C is already initialized (in state B)")
+    }
+
+    /// Keyed statecharts: each instance has its own configuration.
+    @Test func keyedInstancesHaveTheirOwnConfiguration() {
+        let h = Harness(#"{"feature": "C", "instances": "keyed", "type": "parallel", "states": {"R1": {"initial": "A", "states": {"A": {"on": {"a": "R1.B"}}, "B": {}}}, "R2": {"initial": "C1", "states": {"C1": {}}}}}"#)
+        #expect(h.submit(#"{"kind":"initialize","feature":"C","key":"x","into":"R1"}"#) == UF_OK, "\(h.lastError)")
+        #expect(h.submit(#"{"kind":"initialize","feature":"C","key":"y","into":"R1"}"#) == UF_OK)
+        #expect(uf_send(h.d, "C", "x", "a", nil) == UF_OK)
+        #expect(h.state == #"{"C":{"x":{"state":"R1.B,R2.C1","payload":{}},"y":{"state":"R1.A,R2.C1","payload":{}}}}"#)
+        var active: Int32 = -1
+        #expect(uf_state_active(h.d, "C", "y", "R1.B", &active) == UF_OK)
+        #expect(active == 0)
+        #expect(uf_state_active(h.d, "C", nil, "R1.B", &active) == UF_EINVAL)
+    }
+
+    /// A batch that fails after a statechart's macrostep undoes it too.
+    @Test func aFailedBatchUndoesAStatechartsMicrosteps() {
+        let h = Harness(#"{"feature": "C", "states": {"A": {"on": {"go": "B"}}, "B": {"always": "D"}, "D": {}}}"#)
+        #expect(h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#) == UF_OK)
+        let batch = #"[{"kind":"send","feature":"C","event":"go"},{"kind":"send","feature":"C","event":"nothing"}]"#
+        #expect(uf_submit_batch(h.d, batch) == UF_REJECTED)
+        #expect(stateOf(h, "C") == "A")
+        #expect(uf_submit_batch(h.d, #"[{"kind":"send","feature":"C","event":"go"}]"#) == UF_OK)
+        #expect(stateOf(h, "C") == "D")
+    }
+}
+
+@Suite struct StatechartErrorTests {
+    @Test func aFailingGuardHandlerIsUFECALLBACKAndChangesNothing() {
+        let h = Harness()
+        registerHandler(h, "broken") { _ in -3 }
+        #expect(uf_register(h.d, #"{"feature": "C", "states": {"A": {"on": {"go": {"into": "B", "call": "broken"}}}, "B": {"initial": "B1", "states": {"B1": {}}}}}"#) == UF_OK)
+        h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#)
+        #expect(uf_send(h.d, "C", nil, "go", nil) == UF_ECALLBACK)
+        #expect(h.lastError == "C: event 'go': handler 'broken' failed (returned -3)")
+        #expect(stateOf(h, "C") == "A")
+    }
+
+    @Test func aRuleErrorInAGuardIsUFESCHEMA() {
+        let h = Harness(#"{"feature": "C", "states": {"A": {"on": {"go": {"into": "B", "if": {"/": [1, 0]}}}}, "B": {"entry": []}}}"#)
+        h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#)
+        #expect(uf_send(h.d, "C", nil, "go", nil) == UF_ESCHEMA)
+        #expect(h.lastError.hasPrefix("C: event 'go': rule error: "))
+    }
+
+    @Test func anAmbiguousBareNameInAnActionIsUFESCHEMA() {
+        let h = Harness(sound)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Sound","into":"On"}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "ambiguous state 'On' (Audio.On, Video.On)")
+        #expect(h.submit(#"{"kind":"initialize","feature":"Sound","into":"Nowhere"}"#) == UF_ENOTFOUND)
+        #expect(h.lastError == "unknown state 'Nowhere' of feature Sound")
+    }
+
+    @Test func aSendBeforeInitializationIsRejected() {
+        let h = Harness(sound)
+        #expect(uf_send(h.d, "Sound", nil, "flip", nil) == UF_REJECTED)
+        #expect(h.lastError == "Sound is not initialized")
+    }
+}

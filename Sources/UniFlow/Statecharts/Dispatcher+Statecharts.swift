@@ -219,8 +219,9 @@ extension Dispatcher {
                 break
             }
         } catch {
-            return .failed(error.status == .loop || error.status == .schema || error.status == .callback
-                           ? UniFlowError(error.status, "\(subject(header)): \(error.message)") : error, header)
+            // Payload checks name `Feature.Configuration.field` already; the rest gets the subject.
+            let named = error.message.hasPrefix("\(featureName(header.feature)).")
+            return .failed(named ? error : UniFlowError(error.status, "\(subject(header)): \(error.message)"), header)
         }
         if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
             return .failed(failure, header)

@@ -365,7 +365,7 @@ struct StatechartRun {
                                     forced: Bool = false) throws(UniFlowError) -> Bool {
         guard !selected.isEmpty else { return false }
         if microsteps.count >= maxMicrosteps {
-            throw UniFlowError(.loop, "\(chart.name): more than \(maxMicrosteps) microsteps in one macrostep (max_cascade)")
+            throw UniFlowError(.loop, "more than \(maxMicrosteps) microsteps in one macrostep (max_cascade)")
         }
         let transitions = forced ? selected : removeConflicts(selected)
         let before = Set(instance.active)
