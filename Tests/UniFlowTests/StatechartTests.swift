@@ -545,3 +545,41 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
         #expect(h.lastError == "Sound is not initialized")
     }
 }
+
+@Suite struct StatechartPersistenceTests {
+    @Test func aJournalReplaysConfigurationsHistoryAndStatus() {
+        let path = temporaryPath("charts")
+        defer { unlink(path) }
+        let expected: String
+        do {
+            let h = Harness(options: #"{"journal":"\#(path)"}"#, player)
+            h.submit(#"{"kind":"initialize","feature":"Player","into":"Stopped"}"#)
+            send(h, "Player", "play")
+            send(h, "Player", "pause")
+            send(h, "Player", "stop")
+            expected = h.state
+        }
+        #expect(expected == #"{"Player":{"state":"Stopped","payload":{"volume":5},"history":{"Active.Resume":["Active.Paused"]}}}"#)
+        let reader = Harness(player)
+        #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
+        #expect(reader.state == expected)
+        // The history came back with it: resuming restores Paused.
+        #expect(send(reader, "Player", "resume") == UF_OK)
+        #expect(stateOf(reader, "Player") == "Active.Paused")
+    }
+
+    @Test func aRestoredModelKeepsConfigurationsAndIsCheckedAgainstTheChart() {
+        let h = Harness(sound, player)
+        #expect(uf_state_restore(h.d, #"{"Sound":{"state":"Audio.On,Video.Off","payload":{}},"Player":{"state":"Stopped","payload":{},"history":{"Active.Resume":["Active.Paused"]}}}"#) == UF_OK, "\(h.lastError)")
+        #expect(h.state == #"{"Sound":{"state":"Audio.On,Video.Off","payload":{}},"Player":{"state":"Stopped","payload":{"volume":5},"history":{"Active.Resume":["Active.Paused"]}}}"#)
+        #expect(send(h, "Sound", "toggle") == UF_OK)
+        #expect(stateOf(h, "Sound") == "Audio.Off,Video.Off")
+        #expect(uf_state_restore(h.d, #"{"Sound":{"state":"Audio.On","payload":{}}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "Sound.state: 'Audio.On' is not a configuration of Sound")
+        #expect(uf_state_restore(h.d, #"{"Sound":{"state":"Audio.On,Audio.Off,Video.On","payload":{}}}"#) == UF_ESCHEMA)
+        #expect(uf_state_restore(h.d, #"{"Sound":{"state":"Audio","payload":{}}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "Sound.state: Audio is not an atomic state")
+        #expect(uf_state_restore(h.d, #"{"Player":{"state":"Stopped","payload":{},"status":"sleeping"}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == #"Player.status: expected "done" or "failed", got "sleeping""#)
+    }
+}

@@ -82,6 +82,8 @@ struct JournalWriter {
         if record.newState >= 0 {
             line["state"] = .string(context.stateName(record.newState, feature: record.feature))
             line["payload"] = .object(mutation.newPayload ?? JSONObject())
+            // A statechart's history and status, when not empty (as in the model).
+            context.statechartLineExtras(record.newState, feature: record.feature, into: &line)
         } else {
             line["state"] = .null
         }

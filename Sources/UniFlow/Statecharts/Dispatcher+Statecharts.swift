@@ -428,3 +428,77 @@ struct DispatcherStatechartHost: StatechartHost {
         }
     }
 }
+
+// MARK: Models and journal lines
+
+extension Dispatcher {
+    func statechartLineExtras(_ state: Int32, feature: Int32, into line: inout JSONObject) {
+        guard charts.any else { return }
+        statechartModelExtras(state, feature: feature, into: &line)
+    }
+
+    /// A statechart instance read back from a model, a snapshot or a journal
+    /// line: the configuration string names its active leaves (their ancestors
+    /// are active too, and it must be a configuration the chart can be in),
+    /// `history` what history states remember, `status` whether it is done.
+    func statechartEntry(_ entry: JSONObject, feature: Int32, at path: String) throws(UniFlowError) -> (state: Int32, payload: JSONObject)? {
+        guard charts.any, let table = charts[feature] else { return nil }
+        let chart = table.chart
+        for key in entry.keys where !["state", "payload", "history", "status", "seq", "feature", "key", "kind", "at", "action"].contains(key) {
+            throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
+        }
+        guard let text = entry["state"]?.stringValue else { throw UniFlowError(.schema, "\(path): missing key 'state'") }
+        func node(_ name: String, at where_: String) throws(UniFlowError) -> Int {
+            switch chart.node(named: name) {
+            case .success(let n): return n
+            case .failure(let reason): throw UniFlowError(.schema, "\(where_): \(reason)")
+            }
+        }
+        var active = Array(repeating: false, count: chart.nodes.count)
+        active[0] = true
+        for leaf in text.split(separator: ",", omittingEmptySubsequences: false) {
+            var n = try node(String(leaf), at: "\(path).state")
+            guard chart.nodes[n].isLeaf else { throw UniFlowError(.schema, "\(path).state: \(chart.nodes[n].path) is not an atomic state") }
+            while n > 0 { active[n] = true; n = chart.nodes[n].parent }
+        }
+        for (n, isActive) in active.enumerated() where isActive {
+            let children = chart.stateChildren(n).filter { active[$0] }
+            switch chart.nodes[n].kind {
+            case .compound where children.count != 1, .parallel where children.count != chart.stateChildren(n).count:
+                throw UniFlowError(.schema, "\(path).state: '\(text)' is not a configuration of \(featureName(feature))")
+            default: break
+            }
+        }
+        var value = StatechartInstance(active: active.indices.filter { active[$0] })
+        if let history = entry["history"] {
+            guard case .object(let object) = history else { throw UniFlowError(.schema, "\(path).history: expected object, got \(history.jsonTypeName)") }
+            for (name, list) in object {
+                let h = try node(name, at: "\(path).history")
+                guard chart.nodes[h].kind == .history else { throw UniFlowError(.schema, "\(path).history: \(name) is not a history state") }
+                guard case .array(let items) = list else { throw UniFlowError(.schema, "\(path).history.\(name): expected array, got \(list.jsonTypeName)") }
+                var nodes: [Int] = []
+                for item in items {
+                    guard case .string(let p) = item else { throw UniFlowError(.schema, "\(path).history.\(name): expected strings") }
+                    nodes.append(try node(p, at: "\(path).history.\(name)"))
+                }
+                value.history[h] = nodes
+            }
+        }
+        switch entry["status"] {
+        case nil: break
+        case .string("done")?: value.status = .done
+        case .string("failed")?: value.status = .failed
+        case let other?: throw UniFlowError(.schema, "\(path).status: expected \"done\" or \"failed\", got \(other.jsonText)")
+        }
+        var payload = JSONObject()
+        if let given = entry["payload"] {
+            guard case .object(let object) = given else { throw UniFlowError(.schema, "\(path).payload: expected object, got \(given.jsonTypeName)") }
+            payload = object
+        }
+        var fields = chart.nodes[0].fields
+        for n in value.active where n > 0 { fields += chart.nodes[n].fields }
+        let checked = try StateDefinition(name: text, fields: fields).checkPayload(payload, feature: featureName(feature))
+        // Always an object while live: see the hot path note at the top of this file.
+        return (try charts.intern(value, feature: feature, arena: &names), checked)
+    }
+}
