@@ -583,3 +583,39 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
         #expect(h.lastError == #"Player.status: expected "done" or "failed", got "sleeping""#)
     }
 }
+
+@Suite struct StatechartTimerTests {
+    private let light = #"""
+    {"feature": "Light", "states": {
+       "Green": {"after": [{"ms": 1000, "send": "xstate.after.1000.Green"}], "on": {"xstate.after.1000.Green": "Yellow", "walk": "Red"}},
+       "Yellow": {"after": [{"ms": 500, "send": "tick"}], "on": {"tick": "Red"}},
+       "Red": {"initial": "Wait", "states": {"Wait": {"after": [{"ms": 200, "send": "go"}], "on": {"go": "Red.Walk"}}, "Walk": {}}}}}
+    """#
+
+    @Test func timersAreArmedOnEntryAndSendTheirEvent() {
+        let h = Harness(options: #"{"clock":"manual","timers":"host"}"#, light)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Light","into":"Green"}"#) == UF_OK, "\(h.lastError)")
+        #expect(uf_clock_advance(h.d, 999) == UF_OK)
+        #expect(stateOf(h, "Light") == "Green")
+        #expect(uf_clock_advance(h.d, 1) == UF_OK)
+        #expect(stateOf(h, "Light") == "Yellow")
+        #expect(uf_clock_advance(h.d, 700) == UF_OK)
+        #expect(stateOf(h, "Light") == "Red.Walk")
+    }
+
+    @Test func leavingAStateDisarmsItsTimers() {
+        let h = Harness(options: #"{"clock":"manual","timers":"host"}"#, light)
+        h.submit(#"{"kind":"initialize","feature":"Light","into":"Green"}"#)
+        #expect(send(h, "Light", "walk") == UF_OK)
+        #expect(stateOf(h, "Light") == "Red.Wait")
+        #expect(uf_clock_advance(h.d, 5000) == UF_OK)
+        // Green's timer was disarmed: only Wait's fired.
+        #expect(stateOf(h, "Light") == "Red.Walk")
+    }
+
+    @Test func aTimerOnlySends() {
+        let h = Harness()
+        #expect(uf_register(h.d, #"{"feature":"C","states":{"A":{"initial":"B","states":{"B":{}}, "after":[{"ms":1,"submit":[]}]}}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "features[0].states.A.after[0]: a statechart's timer sends an event ('send'), it does not submit")
+    }
+}

@@ -366,6 +366,87 @@ static json_t *convert_transitions(chart_importer *im, int source, json_t *confi
 
 static int convert_node(chart_importer *im, int self, json_t *out, const char *where);
 
+/* A delay key: a whole number of milliseconds up to 2^53 written in decimal; -1 otherwise. */
+static long long delay_of(const char *key) {
+    if (key[0] == '\0' || strlen(key) > 16) return -1;
+    long long value = 0;
+    for (const char *c = key; *c; c++) {
+        if (*c < '0' || *c > '9') return -1;
+        value = value * 10 + (*c - '0');
+    }
+    return value <= (1LL << 53) ? value : -1;
+}
+
+static int compare_delays(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* XState's `after`: each delay becomes a timer of the state that sends
+ * `xstate.after.<ms>.<path>`, and its transitions are `on` that event, as
+ * XState itself rewrites them. Delays in ascending order (JavaScript's order of
+ * integer keys), which is the order XState schedules them in. */
+static int convert_after(chart_importer *im, int self, json_t *after, json_t *out, const char *where) {
+    char at[1024];
+    snprintf(at, sizeof at, "%s%safter", where, where[0] ? "." : "");
+    if (!json_is_object(after)) return refuse(im, at, "expected an object of delays");
+    size_t count = json_object_size(after);
+    long long *delays = calloc(count + 1, sizeof *delays);
+    if (delays == NULL) return refuse(im, at, "out of memory");
+    size_t n = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach(after, key, value) {
+        long long delay = delay_of(key);
+        if (delay < 0) {
+            free(delays);
+            return refuse(im, at, "the delay '%s' is not a whole number of milliseconds (named delays need code)", key);
+        }
+        delays[n++] = delay;
+    }
+    qsort(delays, n, sizeof *delays, compare_delays);
+    json_t *timers = json_array();
+    json_t *on = json_object_get(out, "on");
+    if (on == NULL) {
+        on = json_object();
+        json_object_set_new(out, "on", on);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char delay_key[32];
+        snprintf(delay_key, sizeof delay_key, "%lld", delays[i]);
+        json_t *config = json_object_get(after, delay_key);
+        if (config == NULL) {
+            /* Written another way ("0100"): refused rather than guessed. */
+            json_decref(timers);
+            free(delays);
+            return refuse(im, at, "the delay of %s ms is not written in its shortest form", delay_key);
+        }
+        const char *path = im->states[self].path;
+        size_t en = strlen(path) + 64;
+        char *event = malloc(en);
+        snprintf(event, en, "xstate.after.%s.%s", delay_key, path);
+        json_t *timer = json_object();
+        json_object_set_new(timer, "ms", json_integer(delays[i]));
+        json_object_set_new(timer, "send", json_string(event));
+        json_array_append_new(timers, timer);
+        char tat[1100];
+        snprintf(tat, sizeof tat, "%s.%s", at, delay_key);
+        json_t *list = convert_transitions(im, self, config, tat);
+        if (list == NULL) {
+            free(event);
+            json_decref(timers);
+            free(delays);
+            return -1;
+        }
+        json_object_set_new(on, event, json_array_size(list) == 1 ? json_incref(json_array_get(list, 0)) : json_incref(list));
+        json_decref(list);
+        free(event);
+    }
+    free(delays);
+    json_object_set_new(out, "after", timers);
+    return 0;
+}
+
 static int convert_children(chart_importer *im, int self, json_t *out, const char *where) {
     json_t *states = json_object();
     for (int i = self + 1; i < im->count; i++) {
@@ -395,7 +476,7 @@ static int convert_children(chart_importer *im, int self, json_t *out, const cha
 /* Keys of a state (or, for self == 0, of the machine) in a fixed order. */
 static int convert_node(chart_importer *im, int self, json_t *out, const char *where) {
     json_t *config = im->states[self].config;
-    static const char *const known[] = {"id", "initial", "type", "history", "target", "states", "on", "always",
+    static const char *const known[] = {"after", "id", "initial", "type", "history", "target", "states", "on", "always",
                                         "entry", "exit", "onDone", "output", "description", "tags", "meta",
                                         "context", "version", "predictableActionArguments", "preserveActionOrder",
                                         "types", "tsTypes", "schema", NULL};
@@ -404,10 +485,9 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     json_object_foreach(config, key, value) {
         int ok = 0;
         for (int i = 0; known[i] != NULL; i++) if (strcmp(known[i], key) == 0) ok = 1;
-        if (!ok || strcmp(key, "after") == 0 || strcmp(key, "invoke") == 0) {
+        if (!ok || strcmp(key, "invoke") == 0) {
             char at[1024];
             snprintf(at, sizeof at, "%s%s%s", where, where[0] ? "." : "", key);
-            if (strcmp(key, "after") == 0) return refuse(im, at, "delayed transitions in a statechart are not converted yet");
             if (strcmp(key, "invoke") == 0) return refuse(im, at, "invoked actors are not converted yet");
             return refuse(im, at, "not converted");
         }
@@ -476,6 +556,8 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
         }
         json_object_set_new(out, "on", events);
     }
+    json_t *after = json_object_get(config, "after");
+    if (after != NULL && convert_after(im, self, after, out, where) < 0) return -1;
     static const char *const lists[] = {"always", "onDone", NULL};
     for (int k = 0; lists[k] != NULL; k++) {
         json_t *v = json_object_get(config, lists[k]);

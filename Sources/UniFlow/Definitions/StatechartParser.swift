@@ -81,9 +81,6 @@ enum StatechartParser {
         try builder.addChildren(statesJSON, of: 0, at: "\(path).states")
         if builder.nodes[0].kind != .parallel { builder.nodes[0].kind = .compound }
         builder.finishTree()
-        if let after = object["after"] {
-            throw UniFlowError(.schema, "\(path).after: timers on a statechart feature are not supported yet (got \(after.jsonTypeName))")
-        }
         if object["invoke"] != nil { throw unknownService(at: "\(path).invoke") }
 
         // Second pass: everything that names states.
@@ -318,9 +315,6 @@ enum StatechartParser {
                 } else if object["initial"] != nil {
                     throw UniFlowError(.schema, "\(path).initial: only a state with child states (not parallel) has 'initial'")
                 }
-                if let after = object["after"] {
-                    throw UniFlowError(.schema, "\(path).after: timers on statechart states are not supported yet (got \(after.jsonTypeName))")
-                }
                 if object["invoke"] != nil { throw StatechartParser.unknownService(at: "\(path).invoke") }
                 if let onDone = object["onDone"] {
                     guard kind == .compound || kind == .parallel else {
@@ -333,6 +327,7 @@ enum StatechartParser {
             if isRoot, nodes[0].kind == .compound {
                 // The feature has no `initial` child: `initialize` names where it starts.
             }
+            if let after = object["after"] { nodes[index].timers = try timers(after, at: "\(path).after") }
             if let entry = object["entry"] { nodes[index].entry = try effects(entry, at: "\(path).entry") }
             if let exit = object["exit"] { nodes[index].exit = try effects(exit, at: "\(path).exit") }
             if let always = object["always"] { nodes[index].always = try transitionList(always, from: index, at: "\(path).always") }
@@ -476,6 +471,36 @@ enum StatechartParser {
             default:
                 throw expected("a handler name or an object", got: json, at: path)
             }
+        }
+
+        /// A statechart's `after`: `[{"ms": N, "send": "EVENT"}]`, each timer
+        /// armed when its state is entered and disarmed when it is left.
+        func timers(_ json: JSONValue, at path: String) throws(UniFlowError) -> [(ms: UInt64, event: String)] {
+            guard case .array(let items) = json else { throw expected("array", got: json, at: path) }
+            guard items.count <= DefinitionParser.maxTimersPerState else {
+                throw UniFlowError(.schema, "\(path): at most \(DefinitionParser.maxTimersPerState) timers per state, got \(items.count)")
+            }
+            var list: [(ms: UInt64, event: String)] = []
+            for (i, item) in items.enumerated() {
+                let itemPath = "\(path)[\(i)]"
+                guard case .object(let object) = item else { throw expected("object", got: item, at: itemPath) }
+                for (key, _) in object where key != "ms" && key != "send" {
+                    if key == "submit" { throw UniFlowError(.schema, "\(itemPath): a statechart's timer sends an event ('send'), it does not submit") }
+                    throw UniFlowError(.schema, "\(itemPath): unknown key '\(key)'")
+                }
+                let ms: UInt64
+                switch object["ms"] {
+                case .int(let n)? where n >= 0 && UInt64(n) <= DefinitionParser.maxTimerMilliseconds: ms = UInt64(n)
+                case let other?: throw UniFlowError(.schema, "\(itemPath).ms: expected an integer from 0 to 2^53, got \(other.jsonText)")
+                case nil: throw UniFlowError(.schema, "\(itemPath): missing key 'ms'")
+                }
+                guard let send = object["send"] else { throw UniFlowError(.schema, "\(itemPath): missing key 'send'") }
+                guard case .string(let event) = send, StatechartParser.isChartEventName(event) else {
+                    throw UniFlowError(.schema, "\(itemPath).send: expected an event name, got \(send.jsonText)")
+                }
+                list.append((ms: ms, event: event))
+            }
+            return list
         }
 
         func effects(_ json: JSONValue, at path: String) throws(UniFlowError) -> [StatechartEffect] {

@@ -201,7 +201,11 @@ extension Dispatcher {
                                 maxMicrosteps: options.maxCascade)
         var host = DispatcherStatechartHost(dispatcher: self, header: header, place: place)
         var taken = true
-        let eventName = header.eventName.map { String(cString: $0) } ?? ""
+        var eventName = header.eventName.map { String(cString: $0) } ?? ""
+        // A statechart timer fires as a send of "after"; its id says which event it sends.
+        if header.byTimer, let id = header.timer.map({ String(cString: $0) }), let timer = statechartTimer(id, table: table) {
+            eventName = chart.nodes[timer.node].timers[timer.index].event
+        }
         do throws(UniFlowError) {
             switch header.kind {
             case .initialize:
@@ -230,8 +234,11 @@ extension Dispatcher {
         // Commit every microstep.
         do throws(UniFlowError) {
             if header.kind == .deinitialize {
-                return .committed(try commitStatechartStep(header, kind: .deinitialization, at: place, from: current,
-                                                           to: nil, payload: nil, paths: nil, policy: policy))
+                let key = header.key.map { String(cString: $0) }
+                let mutation = try commitStatechartStep(header, kind: .deinitialization, at: place, from: current,
+                                                        to: nil, payload: nil, paths: nil, policy: policy)
+                for n in value.active { for i in chart.nodes[n].timers.indices { disarmStatechartTimer(feature: header.feature, key: key, node: n, index: i, chart: chart) } }
+                return .committed(mutation)
             }
             var first: CommittedMutation?
             var previous = current
@@ -252,6 +259,7 @@ extension Dispatcher {
                 previous = mutation.record.newState
                 if first == nil { first = mutation } else { charts.pending.append(mutation) }
             }
+            try applyStatechartTimers(run.microsteps, header: header, chart: chart)
             if !taken {
                 let failure = UniFlowError(.rejected, "\(subject(header)) in state \(configuration) has no transition for event '\(eventName)'")
                 if let first { charts.pending.insert(first, at: 0) }
@@ -266,6 +274,56 @@ extension Dispatcher {
         } catch {
             return .failed(error, header)
         }
+    }
+
+    // MARK: Timers
+
+    /// A statechart timer's id: `Feature[key]:path:after:i` (the feature's own
+    /// timers have the path `.`). API timers carry it, so `uf_timer_*` see them.
+    private func statechartTimerID(feature: Int32, key: String?, node: Int, index: Int, chart: Statechart) -> String {
+        let subject = key.map { "\(featureName(feature))[\($0)]" } ?? featureName(feature)
+        return "\(subject):\(node == 0 ? "." : chart.nodes[node].path):after:\(index)"
+    }
+
+    /// The node and index a statechart timer's id names, if it is one of this feature's.
+    private func statechartTimer(_ id: String, table: StatechartTable) -> (node: Int, index: Int)? {
+        let parts = id.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[parts.count - 2] == "after", let index = Int(parts[parts.count - 1]) else { return nil }
+        let path = String(parts[parts.count - 3])
+        let node: Int
+        if path == "." {
+            node = 0
+        } else if case .success(let found) = table.chart.node(named: path) {
+            node = found
+        } else {
+            return nil
+        }
+        guard index >= 0, index < table.chart.nodes[node].timers.count else { return nil }
+        return (node, index)
+    }
+
+    /// Arms and disarms what the microsteps entered and left, in their order.
+    private func applyStatechartTimers(_ steps: [StatechartMicrostep], header: ActionHeader, chart: Statechart) throws(UniFlowError) {
+        let key = header.key.map { String(cString: $0) }
+        for step in steps {
+            for t in step.timers {
+                if !t.arm {
+                    disarmStatechartTimer(feature: header.feature, key: key, node: t.node, index: t.index, chart: chart)
+                    continue
+                }
+                var action: JSONObject = ["kind": "send", "feature": .string(featureName(header.feature))]
+                if let key { action["key"] = .string(key) }
+                action["event"] = "after"
+                try time.armAPITimer(action: JSONValue.object(action).jsonText, delay: chart.nodes[t.node].timers[t.index].ms,
+                                     id: statechartTimerID(feature: header.feature, key: key, node: t.node, index: t.index, chart: chart),
+                                     keep: false, self)
+            }
+        }
+    }
+
+    private func disarmStatechartTimer(feature: Int32, key: String?, node: Int, index: Int, chart: Statechart) {
+        let id = statechartTimerID(feature: feature, key: key, node: node, index: index, chart: chart)
+        if time.apiIDs[id] != nil { try? time.cancelTimer(id, self) }
     }
 
     /// Journals one microstep's mutation and stores the instance's new value

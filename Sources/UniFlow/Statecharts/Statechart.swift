@@ -50,6 +50,8 @@ final class Statechart {
         var fields: [FieldDefinition] = []
         /// A final state's `output` template.
         var output: JSONValue?
+        /// `after`: timers armed while the state is active, each sending its event.
+        var timers: [(ms: UInt64, event: String)] = []
 
         /// Whether it counts as atomic for configurations (atomic or final).
         var isLeaf: Bool { kind == .atomic || kind == .final }

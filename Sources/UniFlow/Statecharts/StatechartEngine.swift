@@ -40,6 +40,9 @@ struct StatechartMicrostep {
     var entered: [Int]
     var instance: StatechartInstance
     var payload: JSONObject
+    /// Timers to disarm (`arm` false) and arm, in the order their states were
+    /// left and entered: `(node, index in its after list)`.
+    var timers: [(node: Int, index: Int, arm: Bool)] = []
 }
 
 /// What the engine asks of whoever runs it: guards and effects, which may need
@@ -373,6 +376,7 @@ struct StatechartRun {
         var history = instance.history
         var historyChanged = false
         var exited: [Int] = []
+        var timers: [(node: Int, index: Int, arm: Bool)] = []
         if !initial {
             exited = exitSet(transitions, history: history).sorted(by: >)
             for s in exited {
@@ -386,6 +390,7 @@ struct StatechartRun {
             }
             for s in exited {
                 for effect in chart.nodes[s].exit { try host.perform(effect, event: event, run: &self) }
+                for i in chart.nodes[s].timers.indices { timers.append((s, i, false)) }
                 isActive[s] = false
                 for field in chart.nodes[s].fields { payload[field.name] = nil }
             }
@@ -411,6 +416,8 @@ struct StatechartRun {
                 if let value = field.defaultValue { payload[field.name] = value }
             }
             for effect in chart.nodes[s].entry { try host.perform(effect, event: event, run: &self) }
+            // As XState does: a state's delayed events are scheduled after its entry actions.
+            for i in chart.nodes[s].timers.indices { timers.append((s, i, true)) }
             guard chart.nodes[s].kind == .final else { continue }
             let parent = chart.nodes[s].parent
             var marker = chart.nodes[parent].kind == .parallel ? parent : chart.nodes[parent].parent
@@ -432,6 +439,7 @@ struct StatechartRun {
             instance.status = .done
             for s in instance.active.sorted(by: >) {
                 for effect in chart.nodes[s].exit { try host.perform(effect, event: event, run: &self) }
+                for i in chart.nodes[s].timers.indices { timers.append((s, i, false)) }
             }
         }
         try checkPayload()
@@ -440,7 +448,7 @@ struct StatechartRun {
         let changed = before != Set(instance.active) || historyChanged || assigned || done
         microsteps.append(StatechartMicrostep(event: always ? nil : event.name, isAlways: always,
                                               exited: exited.filter { $0 > 0 }, entered: entered.filter { $0 > 0 },
-                                              instance: instance, payload: payload))
+                                              instance: instance, payload: payload, timers: timers))
         return changed
     }
 

@@ -7,8 +7,9 @@ configuration (and whether it is done) must be what XState 5.32.5 gave.
 Guards are host handlers answering from the trace's script, one answer per
 consultation as XState consumed them, so a guard asked more or less often than
 XState asks it shows up as a different configuration. Named actions are handlers
-that do nothing. Time and services are not converted yet (``after``, ``invoke``):
-those machines are refused by the importer and counted, not compared.
+that do nothing. Time is the dispatcher's manual clock, moved by the traces'
+``advance`` steps. Services are not converted yet (``invoke``): those machines
+are refused by the importer and counted, not compared.
 
 Run this file alone with ``-s`` to see the counts and the list of refusals."""
 
@@ -106,7 +107,7 @@ def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str
     """None when every record matches; otherwise what differs first."""
     answers = {name: list(values) for name, values in trace.get("guards", {}).items()}
     implementations = file.get("implementations", {})
-    with uniflow.Dispatcher() as d:
+    with uniflow.Dispatcher(clock="manual") as d:
         def guard(name: str) -> Any:
             def answer(call: Any) -> bool:
                 queue = answers.get(name, [])
@@ -152,6 +153,8 @@ def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str
                     d.send(feature, _event_name(name), payload or None)
                 except uniflow.Rejected:
                     pass
+            elif "advance" in step:
+                d.advance(step["advance"] / 1000.0)
             outcome = compare(expected[i + 1], f"step {i} ({step})")
             if outcome:
                 return None if outcome == "stop" else outcome
