@@ -8,7 +8,7 @@ Guards are host handlers answering from the trace's script, one answer per
 consultation as XState consumed them, so a guard asked more or less often than
 XState asks it shows up as a different configuration. Named actions are handlers
 that do nothing. Time is the dispatcher's manual clock, moved by the traces'
-``advance`` steps. Services are not converted yet (``invoke``): those machines
+``advance`` steps as XState's simulated clock moves (``_advance_as_xstate``). Services are not converted yet (``invoke``): those machines
 are refused by the importer and counted, not compared.
 
 Run this file alone with ``-s`` to see the counts and the list of refusals."""
@@ -103,6 +103,41 @@ def _initial_target(definition: Dict[str, Any]) -> str:
     return next(iter(definition["states"]))
 
 
+def _advance_as_xstate(d: uniflow.Dispatcher, feature: str, ms: int) -> None:
+    """An ``advance`` step as XState's SimulatedClock takes it: the clock moves to
+    the end, the timers due by then fire in order, and a timer armed while they
+    fire starts at the end (cases/advance_does_not_chain_timers.json). The
+    dispatcher's manual clock, like a real one, counts such a timer from the
+    deadline of the timer that armed it, and may fire it within the same
+    advance; so the timers armed during the advance are taken out before they
+    would fire, and armed again from the end if their state is still active."""
+    start = round(d.now() * 1000)
+    end = start + ms
+    original = {(t["id"], start + t["due_in_ms"]) for t in d.timers()}
+    held: Dict[str, int] = {}  # id -> ms, latest arming, in arming order
+    while True:
+        now = round(d.now() * 1000)
+        timers = [(t["id"], now + t["due_in_ms"], t["ms"]) for t in d.timers()]
+        for tid, due, delay in timers:
+            if (tid, due) not in original and due <= end:
+                d.cancel_timer(tid)
+                held.pop(tid, None)
+                held[tid] = delay
+        due_now = sorted(due for tid, due, _ in timers if (tid, due) in original and due <= end)
+        if not due_now:
+            break
+        d.advance((due_now[0] - now) / 1000.0)
+    now = round(d.now() * 1000)
+    if end > now:
+        d.advance((end - now) / 1000.0)
+    for tid, delay in held.items():
+        path = tid.split(":")[-3]
+        if any(t["id"] == tid for t in d.timers()):
+            continue
+        if path == "." or d.state_active(feature, path):
+            d.submit_after(delay / 1000.0, {"kind": "send", "feature": feature, "event": "after"}, id=tid)
+
+
 def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str, Any]) -> Optional[str]:
     """None when every record matches; otherwise what differs first."""
     answers = {name: list(values) for name, values in trace.get("guards", {}).items()}
@@ -154,7 +189,7 @@ def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str
                 except uniflow.Rejected:
                     pass
             elif "advance" in step:
-                d.advance(step["advance"] / 1000.0)
+                _advance_as_xstate(d, feature, step["advance"])
             outcome = compare(expected[i + 1], f"step {i} ({step})")
             if outcome:
                 return None if outcome == "stop" else outcome
