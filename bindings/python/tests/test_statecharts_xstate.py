@@ -34,7 +34,14 @@ CORPUS = ROOT / "Tests" / "statecharts" / "xstate"
 
 #: Machines that convert but whose behaviour differs from XState's, with why.
 #: Empty means: every machine that converts behaves as XState does.
-KNOWN_DIFFERENCES: Dict[str, str] = {}
+KNOWN_DIFFERENCES: Dict[str, str] = {
+    "generated/gen_0244.json":
+        "step 24 targets the deep history S1.S2.H12 from S1.S2.S7, which is still active: XState "
+        "enters S1.S2.S7 again without leaving it and schedules its 250 ms delayed event a second "
+        "time under the same id without cancelling the first, so the first still fires at step 25 "
+        "(a second consultation of guard g1); libuniflow re-arms the timer (one timer per id, as "
+        "uf_submit_after does), it fires later, and the scripted guard answers shift from there.",
+}
 
 
 def _cli() -> Optional[str]:
