@@ -1305,6 +1305,7 @@ static int is_statechart_refusal(const char *error) {
         "a target in a child state", "targets by id", "state ids are not supported",
         "several targets are not supported", "guards with parameters are not supported", "built-in guard",
         "a transition without a target is not supported", "XState's own events",
+        "delayed transitions of the machine itself are not supported", "guarded delayed transitions are not supported",
     };
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
         if (strstr(error, reasons[i]) != NULL) return 1;

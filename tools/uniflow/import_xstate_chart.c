@@ -301,7 +301,25 @@ static json_t *convert_transition(chart_importer *im, int source, json_t *config
         json_t *item;
         json_array_foreach(list, i, item) {
             int node = json_is_string(item) ? resolve_target(im, source, json_string_value(item)) : -1;
-            if (node <= 0) {
+            if (node == 0) {
+                /* The machine itself: its regions (a parallel machine) or its
+                 * initial state, entered again with their defaults, which is
+                 * what XState enters for it. */
+                json_t *type = json_object_get(im->machine, "type");
+                int parallel = json_is_string(type) && strcmp(json_string_value(type), "parallel") == 0;
+                json_t *initial = json_object_get(im->machine, "initial");
+                for (int c = 1; c < im->count; c++) {
+                    if (im->states[c].parent != 0) continue;
+                    const char *xp = im->states[c].xstate_path;
+                    if (parallel || (json_is_string(initial) && strcmp(xp, json_string_value(initial)) == 0)
+                        || (!json_is_string(initial) && json_array_size(into) == 0)) {
+                        json_array_append_new(into, json_string(im->states[c].path));
+                    }
+                }
+                if (source != 0) reenter = json_true();
+                continue;
+            }
+            if (node < 0) {
                 refuse(im, where, "target %s: no such state", json_is_string(item) ? json_string_value(item) : "?");
                 json_decref(into);
                 if (single) json_decref(list);
@@ -334,7 +352,7 @@ static json_t *convert_transition(chart_importer *im, int source, json_t *config
         if (list == NULL) { json_decref(out); return NULL; }
         json_object_set_new(out, "actions", list);
     }
-    if (json_is_true(reenter)) json_object_set_new(out, "reenter", json_true());
+    if (json_is_true(reenter) && json_object_get(out, "into") != NULL) json_object_set_new(out, "reenter", json_true());
     return out;
 }
 
@@ -529,6 +547,8 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
         /* XState takes the first child when `initial` is left out. */
         if (json_is_string(initial)) first = json_string_value(initial);
         else if (initial == NULL) { void *iter = json_object_iter(states); first = json_object_iter_key(iter); }
+        else if (json_is_object(initial) && json_is_string(json_object_get(initial, "target")) && json_object_size(initial) == 1)
+            first = json_string_value(json_object_get(initial, "target"));
         else return refuse(im, where, "initial: expected a child's name");
         int child = child_named(im, self, first);
         if (child < 0) return refuse(im, where, "initial: no child state '%s'", first);
