@@ -496,6 +496,49 @@ int uf_binding_call_set_output(uf_binding_call *call, const char *json);
 /* The dispatcher running the binding. */
 uf_dispatcher *uf_binding_call_dispatcher(const uf_binding_call *call);
 
+/* ------------------------------------------------------------------------------
+ * Services: what a statechart's states `invoke` (docs/statecharts.md)
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_invocation uf_invocation;    /* valid during the call */
+
+/* A service's start or stop. `start` runs after the action whose macrostep entered
+ * an invoking state (and after its mutations were announced), for each such state
+ * still active; `stop` runs the same way for each one left before its service
+ * finished. Both run on the processing thread and may submit (queued), read, and
+ * settle the invocation (uf_service_done/_error), from inside `start` too. A
+ * `start` that returns < 0 settles it as an error; what `stop` returns is
+ * ignored. Keep side effects that cannot be repeated here, not in `call` effects. */
+typedef int (*uf_service_fn)(const uf_invocation *inv, void *payload);
+
+/* Registers a service under a unique name (UF_EEXISTS otherwise; UF_EINVAL for a
+ * name outside [A-Za-z_][A-Za-z0-9_]*). `stop` may be NULL. Definitions whose
+ * `invoke` names a service are checked when they are registered (UF_ENOTFOUND):
+ * register services first. payload_free runs when the dispatcher is freed, or
+ * at once if registration fails. Any thread. */
+int uf_register_service(uf_dispatcher *d, const char *name, uf_service_fn start,
+                        uf_service_fn stop, void *payload, void (*payload_free)(void *));
+
+/* The invocation's feature, instance key (NULL for a single feature), id (the
+ * invoke's `id`, or "<index>.<path of the state>"), input as JSON ("null" when
+ * the invoke has none) and serial (unique per dispatcher, never reused). The
+ * strings are valid while start or stop runs. */
+const char *uf_invocation_feature(const uf_invocation *inv);
+const char *uf_invocation_key(const uf_invocation *inv);
+const char *uf_invocation_id(const uf_invocation *inv);
+const char *uf_invocation_input_json(const uf_invocation *inv);
+uint64_t    uf_invocation_serial(const uf_invocation *inv);
+
+/* Settles an invocation: sends its instance `xstate.done.actor.<id>` with payload
+ * {"output": output_json} (NULL: null), or `xstate.error.actor.<id>` with
+ * {"error": error_json}, which the invoke's onDone / onError take; an error no
+ * transition takes makes the instance failed. Processed at once when the
+ * dispatcher is idle, queued from inside its callbacks (UF_QUEUED). A serial that
+ * is not running (settled, stopped, never started) is UF_OK and reported as
+ * `dropped`. UF_EJSON for JSON that does not parse. Any thread, any time. */
+int uf_service_done(uf_dispatcher *d, uint64_t serial, const char *output_json);
+int uf_service_error(uf_dispatcher *d, uint64_t serial, const char *error_json);
+
 /* Evaluates a JsonLogic rule (every operation of the specification except `log`,
  * with json-logic-js 2.0.5's results, JavaScript coercions included) over
  * data_json (NULL means null). *out_json receives the result as JSON, freed with

@@ -619,3 +619,107 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
         #expect(h.lastError == "features[0].states.A.after[0]: a statechart's timer sends an event ('send'), it does not submit")
     }
 }
+
+/// A service whose start and stop are recorded; `settle` decides what start does.
+private final class ServiceLog {
+    var started: [(serial: UInt64, id: String, input: String, key: String?)] = []
+    var stopped: [UInt64] = []
+    var startResult: Int32 = 0
+}
+
+private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) -> Int32 {
+    let box = Box<ServiceLog>(log, freed: FreeCounter())
+    return uf_register_service(h.d, name, { inv, payload in
+        let log = Unmanaged<Box<ServiceLog>>.fromOpaque(payload!).takeUnretainedValue().value
+        let serial = uf_invocation_serial(inv)
+        log.started.append((serial, String(cString: uf_invocation_id(inv)), String(cString: uf_invocation_input_json(inv)),
+                            uf_invocation_key(inv).map { String(cString: $0) }))
+        return log.startResult
+    }, { inv, payload in
+        let log = Unmanaged<Box<ServiceLog>>.fromOpaque(payload!).takeUnretainedValue().value
+        log.stopped.append(uf_invocation_serial(inv))
+        return 0
+    }, Unmanaged.passRetained(box).toOpaque(), releaseBox)
+}
+
+@Suite struct StatechartServiceTests {
+    private let fetcher = #"""
+    {"feature": "F", "states": {
+       "Idle": {"on": {"load": "Loading"}},
+       "Loading": {"invoke": {"src": "fetch", "id": "get", "input": {"n": {"$": {"var": "feature.payload.n"}}},
+                              "onDone": {"into": "Ready", "actions": [{"assign": {"n": {"$": {"var": "event.payload.output"}}}}]},
+                              "onError": "Idle"},
+                   "on": {"cancel": "Idle"}},
+       "Ready": {}},
+     "fields": {"n": {"type": "any", "default": 1}}}
+    """#
+
+    @Test func anInvokedServiceStartsAfterTheActionAndItsResultIsAnEvent() {
+        let h = Harness()
+        let log = ServiceLog()
+        #expect(registerService(h, "fetch", log) == UF_OK)
+        #expect(uf_register(h.d, fetcher) == UF_OK, "\(h.lastError)")
+        h.submit(#"{"kind":"initialize","feature":"F","into":"Idle"}"#)
+        #expect(uf_send(h.d, "F", nil, "load", nil) == UF_OK)
+        #expect(log.started.count == 1)
+        #expect(log.started.first?.id == "get")
+        #expect(log.started.first?.input == #"{"n":1}"#)
+        #expect(h.feature("F") == #"{"state":"Loading","payload":{"n":1},"invocations":[{"id":"get","src":"fetch","input":{"n":1}}]}"#)
+        #expect(uf_service_done(h.d, log.started[0].serial, "42") == UF_OK)
+        #expect(h.feature("F") == #"{"state":"Ready","payload":{"n":42}}"#)
+        // Settled once: a second result is dropped, and is no error.
+        #expect(uf_service_done(h.d, log.started[0].serial, "43") == UF_OK)
+        #expect(log.stopped == [])
+    }
+
+    @Test func leavingTheInvokingStateStopsTheService() {
+        let h = Harness()
+        let log = ServiceLog()
+        registerService(h, "fetch", log)
+        #expect(uf_register(h.d, fetcher) == UF_OK)
+        h.submit(#"{"kind":"initialize","feature":"F","into":"Idle"}"#)
+        uf_send(h.d, "F", nil, "load", nil)
+        #expect(uf_send(h.d, "F", nil, "cancel", nil) == UF_OK)
+        #expect(log.stopped == [log.started[0].serial])
+        #expect(uf_service_done(h.d, log.started[0].serial, "42") == UF_OK)
+        #expect(stateOf(h, "F") == "Idle")
+    }
+
+    @Test func anErrorTakesOnErrorOrFailsTheInstance() {
+        let h = Harness()
+        let log = ServiceLog()
+        registerService(h, "fetch", log)
+        #expect(uf_register(h.d, fetcher) == UF_OK)
+        #expect(uf_register(h.d, #"{"feature": "G", "states": {"Work": {"invoke": {"src": "fetch"}}}, "entry": []}"#) == UF_OK, "\(h.lastError)")
+        h.submit(#"{"kind":"initialize","feature":"F","into":"Idle"}"#)
+        uf_send(h.d, "F", nil, "load", nil)
+        #expect(uf_service_error(h.d, log.started[0].serial, #""timeout""#) == UF_OK)
+        #expect(stateOf(h, "F") == "Idle")
+        #expect(h.submit(#"{"kind":"initialize","feature":"G","into":"Work"}"#) == UF_OK)
+        #expect(log.started.last?.id == "0.Work")
+        #expect(uf_service_error(h.d, log.started.last!.serial, #""broken""#) == UF_OK)
+        #expect(h.feature("G") == #"{"state":"Work","payload":{},"status":"failed"}"#)
+        #expect(uf_send(h.d, "G", nil, "anything", nil) == UF_REJECTED)
+    }
+
+    @Test func aStartThatFailsSettlesAsAnError() {
+        let h = Harness()
+        let log = ServiceLog()
+        log.startResult = -1
+        registerService(h, "fetch", log)
+        #expect(uf_register(h.d, fetcher) == UF_OK)
+        h.submit(#"{"kind":"initialize","feature":"F","into":"Idle"}"#)
+        #expect(uf_send(h.d, "F", nil, "load", nil) == UF_OK)
+        #expect(stateOf(h, "F") == "Idle")
+    }
+
+    @Test func anUnknownServiceIsRefusedAtRegistration() {
+        let h = Harness()
+        #expect(uf_register(h.d, fetcher) == UF_ENOTFOUND)
+        #expect(h.lastError == "features[0].states.Loading.invoke: unknown service 'fetch'")
+        let log = ServiceLog()
+        #expect(registerService(h, "fetch", log) == UF_OK)
+        #expect(registerService(h, "fetch", log) == UF_EEXISTS)
+        #expect(registerService(h, "no-name", log) == UF_EINVAL)
+    }
+}

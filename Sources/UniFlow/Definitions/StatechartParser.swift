@@ -81,7 +81,6 @@ enum StatechartParser {
         try builder.addChildren(statesJSON, of: 0, at: "\(path).states")
         if builder.nodes[0].kind != .parallel { builder.nodes[0].kind = .compound }
         builder.finishTree()
-        if object["invoke"] != nil { throw unknownService(at: "\(path).invoke") }
 
         // Second pass: everything that names states.
         try builder.readBehaviour(of: 0, object, at: path)
@@ -119,9 +118,6 @@ enum StatechartParser {
         return set
     }
 
-    private static func unknownService(at path: String) -> UniFlowError {
-        UniFlowError(.notFound, "\(path): services (invoke) are not supported yet: no service can be registered")
-    }
 
     // MARK: Fields
 
@@ -315,7 +311,6 @@ enum StatechartParser {
                 } else if object["initial"] != nil {
                     throw UniFlowError(.schema, "\(path).initial: only a state with child states (not parallel) has 'initial'")
                 }
-                if object["invoke"] != nil { throw StatechartParser.unknownService(at: "\(path).invoke") }
                 if let onDone = object["onDone"] {
                     guard kind == .compound || kind == .parallel else {
                         throw UniFlowError(.schema, "\(path).onDone: only a compound or parallel state has 'onDone'")
@@ -328,6 +323,34 @@ enum StatechartParser {
                 // The feature has no `initial` child: `initialize` names where it starts.
             }
             if let after = object["after"] { nodes[index].timers = try timers(after, at: "\(path).after") }
+            var invokeTransitions: [(event: String, transitions: [StatechartTransition])] = []
+            if let invoke = object["invoke"] {
+                let items: [JSONValue]
+                if case .array(let list) = invoke { items = list } else { items = [invoke] }
+                for (i, item) in items.enumerated() {
+                    let itemPath = invoke.arrayValue != nil ? "\(path).invoke[\(i)]" : "\(path).invoke"
+                    guard case .object(let config) = item else { throw expected("object", got: item, at: itemPath) }
+                    for (key, _) in config where !["src", "id", "input", "onDone", "onError"].contains(key) {
+                        throw UniFlowError(.schema, "\(itemPath): unknown key '\(key)'")
+                    }
+                    guard case .string(let src)? = config["src"] else {
+                        throw UniFlowError(.schema, "\(itemPath).src: expected a service name")
+                    }
+                    var id = "\(i).\(nodes[index].path)"
+                    if let value = config["id"] {
+                        guard case .string(let text) = value, !text.isEmpty else { throw expected("a non-empty string", got: value, at: "\(itemPath).id") }
+                        id = text
+                    }
+                    if let input = config["input"] { try ActionTemplate.validateRules(in: input, path: "\(itemPath).input") }
+                    nodes[index].invokes.append(StatechartInvoke(src: src, id: id, input: config["input"]))
+                    if let onDone = config["onDone"] {
+                        invokeTransitions.append((event: "xstate.done.actor.\(id)", transitions: try transitionList(onDone, from: index, at: "\(itemPath).onDone")))
+                    }
+                    if let onError = config["onError"] {
+                        invokeTransitions.append((event: "xstate.error.actor.\(id)", transitions: try transitionList(onError, from: index, at: "\(itemPath).onError")))
+                    }
+                }
+            }
             if let entry = object["entry"] { nodes[index].entry = try effects(entry, at: "\(path).entry") }
             if let exit = object["exit"] { nodes[index].exit = try effects(exit, at: "\(path).exit") }
             if let always = object["always"] { nodes[index].always = try transitionList(always, from: index, at: "\(path).always") }
@@ -342,6 +365,11 @@ enum StatechartParser {
                 }
                 // `onDone` read first stays after `on`, as XState orders them.
                 nodes[index].on = list + nodes[index].on.filter { done in !list.contains { $0.event == done.event } }
+            }
+            // An invoke's onDone/onError replace an `on` of the same name, as in XState.
+            for entry in invokeTransitions {
+                nodes[index].on.removeAll { $0.event == entry.event }
+                nodes[index].on.append(entry)
             }
         }
 

@@ -134,6 +134,7 @@ extension Dispatcher: ModelContext {
         if charts.any && charts[place.feature] != nil {
             var object: JSONObject = ["state": .string(stateName(state, feature: place.feature)), "payload": .object(payload(at: place))]
             statechartModelExtras(state, feature: place.feature, into: &object)
+            statechartInvocations(feature: place.feature, key: key(at: place).map { String(cString: $0) }, into: &object)
             return .object(object)
         }
         return ["state": .string(stateName(state, feature: place.feature)), "payload": .object(payload(at: place))]

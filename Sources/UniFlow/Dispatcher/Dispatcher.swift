@@ -230,6 +230,7 @@ final class Dispatcher {
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
         releaseReporters()
         bindings.releaseHandlers()
+        for var service in charts.services.takeAll() { service.start.release() }
         var sink = recordSink
         recordSink = nil
         sink?.release()

@@ -115,6 +115,8 @@ extension Dispatcher {
                 committed.append(mutation)
                 // A statechart's later microsteps are mutations of the batch too.
                 if !charts.pending.isEmpty { committed += charts.pending; charts.pending.removeAll() }
+                // Not undone by a rollback: started at once (docs/statecharts.md says so).
+                if !charts.pendingServices.isEmpty { finishStatechartAction(actions[i], policy: .batch) }
                 batch!.committed = committed.count
             }
         }

@@ -51,7 +51,7 @@ extension Dispatcher {
         switch runSteps(action, via: via, policy: policy) {
         case .failed(let failure, let header):
             if reportingActive { report(.rejected, action: header, failure: failure) }
-            if !charts.pending.isEmpty { announceStatechartSteps(action, policy: policy) }
+            if charts.any { finishStatechartAction(action, policy: policy) }
             return failure
         case .triggered(let header):
             announceTrigger(header, submitting: action.extras?.submit)
@@ -63,7 +63,7 @@ extension Dispatcher {
             } else {
                 announce(mutation)
             }
-            if !charts.pending.isEmpty { announceStatechartSteps(action, policy: policy) }
+            if charts.any { finishStatechartAction(action, policy: policy) }
         }
         return nil
     }

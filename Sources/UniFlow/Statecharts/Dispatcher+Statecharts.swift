@@ -27,6 +27,9 @@ extension Dispatcher {
                         }
                     }
                 }
+                for (j, invoke) in node.invokes.enumerated() where !charts.services.has(invoke.src) {
+                    throw UniFlowError(.notFound, "\(path).invoke\(node.invokes.count > 1 ? "[\(j)]" : ""): unknown service '\(invoke.src)'")
+                }
                 try effects(node.entry, "entry")
                 try effects(node.exit, "exit")
                 var all = node.always.map { ("always", $0) }
@@ -238,6 +241,8 @@ extension Dispatcher {
                 let mutation = try commitStatechartStep(header, kind: .deinitialization, at: place, from: current,
                                                         to: nil, payload: nil, paths: nil, policy: policy)
                 for n in value.active { for i in chart.nodes[n].timers.indices { disarmStatechartTimer(feature: header.feature, key: key, node: n, index: i, chart: chart) } }
+                let running = charts.services.invocations(feature: header.feature, key: key).map(\.serial)
+                if !running.isEmpty { charts.pendingServices.append((header.feature, key, running, [])) }
                 return .committed(mutation)
             }
             var first: CommittedMutation?
@@ -260,6 +265,7 @@ extension Dispatcher {
                 if first == nil { first = mutation } else { charts.pending.append(mutation) }
             }
             try applyStatechartTimers(run.microsteps, header: header, chart: chart)
+            planStatechartServices(run, header: header, chart: chart)
             if !taken {
                 let failure = UniFlowError(.rejected, "\(subject(header)) in state \(configuration) has no transition for event '\(eventName)'")
                 if let first { charts.pending.insert(first, at: 0) }
@@ -274,6 +280,65 @@ extension Dispatcher {
         } catch {
             return .failed(error, header)
         }
+    }
+
+    // MARK: Services
+
+    /// What the macrostep means for the instance's services: the running ones
+    /// of states it left are stopped, and the states it entered that are still
+    /// active start theirs (once the action is announced: `finishStatechartAction`).
+    private func planStatechartServices(_ run: StatechartRun, header: ActionHeader, chart: Statechart) {
+        guard run.microsteps.contains(where: { !$0.services.isEmpty }) else { return }
+        let key = header.key.map { String(cString: $0) }
+        var running: [String: UInt64] = [:]
+        for invocation in charts.services.invocations(feature: header.feature, key: key) {
+            running["\(invocation.node).\(invocation.index)"] = invocation.serial
+        }
+        var stops: [UInt64] = []
+        var entered: [(node: Int, index: Int)] = []
+        for step in run.microsteps {
+            for op in step.services {
+                let slot = "\(op.node).\(op.index)"
+                if op.start {
+                    entered.removeAll { $0 == (op.node, op.index) }
+                    entered.append((op.node, op.index))
+                } else {
+                    entered.removeAll { $0 == (op.node, op.index) }
+                    if let serial = running.removeValue(forKey: slot) { stops.append(serial) }
+                }
+            }
+        }
+        let final = run.microsteps.last!.instance
+        var starts: [StatechartServices.Invocation] = []
+        if final.status == .active {
+            let payload = run.microsteps.last!.payload
+            let data: JSONValue = ["feature": ["state": .string(chart.configurationText(final.active)), "payload": .object(payload)],
+                                   "model": modelJSON()]
+            for (node, index) in entered where final.active.contains(node) {
+                let invoke = chart.nodes[node].invokes[index]
+                let input = invoke.input.map { (try? ActionTemplate.substitute($0, data: data)) ?? .null } ?? .null
+                starts.append(.init(serial: 0, feature: header.feature, key: key, node: node, index: index,
+                                    id: invoke.id, src: invoke.src, input: input))
+            }
+        }
+        if !stops.isEmpty || !starts.isEmpty { charts.pendingServices.append((header.feature, key, stops, starts)) }
+    }
+
+    /// After an action's own mutation is announced: its later microsteps, then
+    /// the services its macrostep stopped and started.
+    func finishStatechartAction(_ action: ResolvedAction, policy: CommitPolicy) {
+        if !charts.pending.isEmpty { announceStatechartSteps(action, policy: policy) }
+        while !charts.pendingServices.isEmpty {
+            let next = charts.pendingServices.removeFirst()
+            runStatechartServices(feature: next.feature, key: next.key, stops: next.stops, starts: next.starts)
+        }
+    }
+
+    /// `"invocations"` of an instance's model JSON: what runs now (without serials).
+    func statechartInvocations(feature: Int32, key: String?, into object: inout JSONObject) {
+        let list = charts.services.invocations(feature: feature, key: key)
+        guard !list.isEmpty else { return }
+        object["invocations"] = .array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] })
     }
 
     // MARK: Timers
@@ -502,7 +567,7 @@ extension Dispatcher {
     func statechartEntry(_ entry: JSONObject, feature: Int32, at path: String) throws(UniFlowError) -> (state: Int32, payload: JSONObject)? {
         guard charts.any, let table = charts[feature] else { return nil }
         let chart = table.chart
-        for key in entry.keys where !["state", "payload", "history", "status", "seq", "feature", "key", "kind", "at", "action"].contains(key) {
+        for key in entry.keys where !["state", "payload", "history", "status", "invocations", "seq", "feature", "key", "kind", "at", "action"].contains(key) {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
         }
         guard let text = entry["state"]?.stringValue else { throw UniFlowError(.schema, "\(path): missing key 'state'") }

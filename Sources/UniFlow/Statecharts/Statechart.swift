@@ -52,6 +52,8 @@ final class Statechart {
         var output: JSONValue?
         /// `after`: timers armed while the state is active, each sending its event.
         var timers: [(ms: UInt64, event: String)] = []
+        /// `invoke`: services running while the state is active.
+        var invokes: [StatechartInvoke] = []
 
         /// Whether it counts as atomic for configurations (atomic or final).
         var isLeaf: Bool { kind == .atomic || kind == .final }

@@ -43,6 +43,8 @@ struct StatechartMicrostep {
     /// Timers to disarm (`arm` false) and arm, in the order their states were
     /// left and entered: `(node, index in its after list)`.
     var timers: [(node: Int, index: Int, arm: Bool)] = []
+    /// Invocations started (`start` true) and stopped, in the same order.
+    var services: [(node: Int, index: Int, start: Bool)] = []
 }
 
 /// What the engine asks of whoever runs it: guards and effects, which may need
@@ -119,8 +121,19 @@ struct StatechartRun {
     mutating func send(_ event: StatechartEvent, host: inout some StatechartHost) throws(UniFlowError) -> Bool {
         let transitions = try select(event, host: &host)
         if transitions.isEmpty && event.name.hasPrefix("xstate.error.actor.") {
+            // A service failed and nothing handles it: the instance fails, as a done one ends.
             instance.status = .failed
-            return false
+            var timers: [(node: Int, index: Int, arm: Bool)] = []
+            var services: [(node: Int, index: Int, start: Bool)] = []
+            for s in instance.active.sorted(by: >) {
+                for effect in chart.nodes[s].exit { try host.perform(effect, event: event, run: &self) }
+                for i in chart.nodes[s].timers.indices { timers.append((s, i, false)) }
+                for i in chart.nodes[s].invokes.indices { services.append((s, i, false)) }
+            }
+            microsteps.append(StatechartMicrostep(event: event.name, exited: [], entered: [], instance: instance,
+                                                  payload: payload, timers: timers, services: services))
+            internalQueue.removeAll()
+            return true
         }
         try microstep(transitions, event: event, initial: false, host: &host)
         try finishMacrostep(after: event, host: &host)
@@ -377,6 +390,7 @@ struct StatechartRun {
         var historyChanged = false
         var exited: [Int] = []
         var timers: [(node: Int, index: Int, arm: Bool)] = []
+        var services: [(node: Int, index: Int, start: Bool)] = []
         if !initial {
             exited = exitSet(transitions, history: history).sorted(by: >)
             for s in exited {
@@ -391,6 +405,7 @@ struct StatechartRun {
             for s in exited {
                 for effect in chart.nodes[s].exit { try host.perform(effect, event: event, run: &self) }
                 for i in chart.nodes[s].timers.indices { timers.append((s, i, false)) }
+                for i in chart.nodes[s].invokes.indices { services.append((s, i, false)) }
                 isActive[s] = false
                 for field in chart.nodes[s].fields { payload[field.name] = nil }
             }
@@ -418,6 +433,7 @@ struct StatechartRun {
             for effect in chart.nodes[s].entry { try host.perform(effect, event: event, run: &self) }
             // As XState does: a state's delayed events are scheduled after its entry actions.
             for i in chart.nodes[s].timers.indices { timers.append((s, i, true)) }
+            for i in chart.nodes[s].invokes.indices { services.append((s, i, true)) }
             guard chart.nodes[s].kind == .final else { continue }
             let parent = chart.nodes[s].parent
             var marker = chart.nodes[parent].kind == .parallel ? parent : chart.nodes[parent].parent
@@ -440,6 +456,7 @@ struct StatechartRun {
             for s in instance.active.sorted(by: >) {
                 for effect in chart.nodes[s].exit { try host.perform(effect, event: event, run: &self) }
                 for i in chart.nodes[s].timers.indices { timers.append((s, i, false)) }
+                for i in chart.nodes[s].invokes.indices { services.append((s, i, false)) }
             }
         }
         try checkPayload()
@@ -448,7 +465,7 @@ struct StatechartRun {
         let changed = before != Set(instance.active) || historyChanged || assigned || done
         microsteps.append(StatechartMicrostep(event: always ? nil : event.name, isAlways: always,
                                               exited: exited.filter { $0 > 0 }, entered: entered.filter { $0 > 0 },
-                                              instance: instance, payload: payload, timers: timers))
+                                              instance: instance, payload: payload, timers: timers, services: services))
         return changed
     }
 

@@ -11,6 +11,10 @@
 struct StatechartRegistry {
     /// Some statechart feature is registered: the one test flat features pay.
     var any = false
+    /// `uf_register_service`'s services and the invocations running.
+    var services = StatechartServices()
+    /// Services to stop and start once the action that decided it is announced.
+    var pendingServices: [(feature: Int32, key: String?, stops: [UInt64], starts: [StatechartServices.Invocation])] = []
     /// By feature index.
     private(set) var tables: [Int32: StatechartTable] = [:]
     /// Microsteps of the action being processed beyond its first, committed and
