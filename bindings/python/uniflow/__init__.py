@@ -46,6 +46,7 @@ from .errors import (
 from .instance import Instance
 from .intercept import Action, Veto
 from .mutation import BindingCall, Mutation
+from ._services import Invocation
 from .scenario import Scenario
 from .subscription import Interceptor, Subscription, Watch
 from .values import DECLINE, OK, QUEUED, REJECT, STOP, ActionKind, MutationKind, State
@@ -82,6 +83,7 @@ __all__ = [
     "Scenario",
     "Mutation",
     "BindingCall",
+    "Invocation",
     "State",
     "MutationKind",
     "ActionKind",
