@@ -1306,6 +1306,7 @@ static int is_statechart_refusal(const char *error) {
         "several targets are not supported", "guards with parameters are not supported", "built-in guard",
         "a transition without a target is not supported", "XState's own events",
         "delayed transitions of the machine itself are not supported", "guarded delayed transitions are not supported",
+        "invoked actors are not supported",
     };
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
         if (strstr(error, reasons[i]) != NULL) return 1;

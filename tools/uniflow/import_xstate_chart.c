@@ -400,6 +400,54 @@ static int compare_delays(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* XState's `invoke`: a named service (`src`), its `id`, a literal `input`, and
+ * `onDone`/`onError` transitions. An inline actor, a machine, or a callback
+ * needs code: refused. */
+static int convert_invoke(chart_importer *im, int self, json_t *invoke, json_t *out, const char *where) {
+    char at[1024];
+    snprintf(at, sizeof at, "%s%sinvoke", where, where[0] ? "." : "");
+    json_t *list = json_is_array(invoke) ? invoke : NULL;
+    size_t count = list ? json_array_size(list) : 1;
+    json_t *converted = json_array();
+    for (size_t i = 0; i < count; i++) {
+        json_t *item = list ? json_array_get(list, i) : invoke;
+        char iat[1100];
+        if (list) snprintf(iat, sizeof iat, "%s[%zu]", at, i);
+        else snprintf(iat, sizeof iat, "%s", at);
+        if (!json_is_object(item)) { json_decref(converted); return refuse(im, iat, "expected an object"); }
+        json_t *src = json_object_get(item, "src");
+        if (!json_is_string(src)) { json_decref(converted); return refuse(im, iat, "src: an inline actor needs code (name it)"); }
+        json_t *entry = json_object();
+        json_object_set_new(entry, "src", convert_name_value(json_string_value(src)));
+        const char *key;
+        json_t *value;
+        json_object_foreach(item, key, value) {
+            char kat[1200];
+            snprintf(kat, sizeof kat, "%s.%s", iat, key);
+            if (strcmp(key, "src") == 0 || strcmp(key, "systemId") == 0) continue;
+            if (strcmp(key, "id") == 0) {
+                if (!json_is_string(value) || json_string_length(value) == 0) { json_decref(entry); json_decref(converted); return refuse(im, kat, "expected a non-empty string"); }
+                json_object_set(entry, "id", value);
+            } else if (strcmp(key, "input") == 0) {
+                json_object_set(entry, "input", value);
+            } else if (strcmp(key, "onDone") == 0 || strcmp(key, "onError") == 0) {
+                json_t *transitions = convert_transitions(im, self, value, kat);
+                if (transitions == NULL) { json_decref(entry); json_decref(converted); return -1; }
+                json_object_set_new(entry, key, json_array_size(transitions) == 1 ? json_incref(json_array_get(transitions, 0)) : json_incref(transitions));
+                json_decref(transitions);
+            } else {
+                json_decref(entry);
+                json_decref(converted);
+                return refuse(im, kat, "not converted");
+            }
+        }
+        json_array_append_new(converted, entry);
+    }
+    json_object_set_new(out, "invoke", json_array_size(converted) == 1 ? json_incref(json_array_get(converted, 0)) : json_incref(converted));
+    json_decref(converted);
+    return 0;
+}
+
 /* XState's `after`: each delay becomes a timer of the state that sends
  * `xstate.after.<ms>.<path>`, and its transitions are `on` that event, as
  * XState itself rewrites them. Delays in ascending order (JavaScript's order of
@@ -494,7 +542,7 @@ static int convert_children(chart_importer *im, int self, json_t *out, const cha
 /* Keys of a state (or, for self == 0, of the machine) in a fixed order. */
 static int convert_node(chart_importer *im, int self, json_t *out, const char *where) {
     json_t *config = im->states[self].config;
-    static const char *const known[] = {"after", "id", "initial", "type", "history", "target", "states", "on", "always",
+    static const char *const known[] = {"after", "invoke", "id", "initial", "type", "history", "target", "states", "on", "always",
                                         "entry", "exit", "onDone", "output", "description", "tags", "meta",
                                         "context", "version", "predictableActionArguments", "preserveActionOrder",
                                         "types", "tsTypes", "schema", NULL};
@@ -503,10 +551,9 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     json_object_foreach(config, key, value) {
         int ok = 0;
         for (int i = 0; known[i] != NULL; i++) if (strcmp(known[i], key) == 0) ok = 1;
-        if (!ok || strcmp(key, "invoke") == 0) {
+        if (!ok) {
             char at[1024];
             snprintf(at, sizeof at, "%s%s%s", where, where[0] ? "." : "", key);
-            if (strcmp(key, "invoke") == 0) return refuse(im, at, "invoked actors are not converted yet");
             return refuse(im, at, "not converted");
         }
     }
@@ -578,6 +625,8 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     }
     json_t *after = json_object_get(config, "after");
     if (after != NULL && convert_after(im, self, after, out, where) < 0) return -1;
+    json_t *invoke = json_object_get(config, "invoke");
+    if (invoke != NULL && convert_invoke(im, self, invoke, out, where) < 0) return -1;
     static const char *const lists[] = {"always", "onDone", NULL};
     for (int k = 0; lists[k] != NULL; k++) {
         json_t *v = json_object_get(config, lists[k]);

@@ -8,8 +8,9 @@ Guards are host handlers answering from the trace's script, one answer per
 consultation as XState consumed them, so a guard asked more or less often than
 XState asks it shows up as a different configuration. Named actions are handlers
 that do nothing. Time is the dispatcher's manual clock, moved by the traces'
-``advance`` steps as XState's simulated clock moves (``_advance_as_xstate``). Services are not converted yet (``invoke``): those machines
-are refused by the importer and counted, not compared.
+``advance`` steps as XState's simulated clock moves (``_advance_as_xstate``).
+Services are registered services that stay pending until a ``resolve`` or
+``reject`` step settles them, as the traces' promise actors do.
 
 Run this file alone with ``-s`` to see the counts and the list of refusals."""
 
@@ -163,6 +164,21 @@ def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str
                     d.register_handler(_name(name), lambda call: None)
                 except uniflow.AlreadyExists:
                     pass
+        # Services: promise actors that stay pending until a step settles the most
+        # recently started one of their src that still runs.
+        running: Dict[str, List[int]] = {}
+
+        def service(src: str) -> Tuple[Any, Any]:
+            def start(inv: uniflow.Invocation) -> None:
+                running.setdefault(src, []).append(inv.serial)
+
+            def stop(inv: uniflow.Invocation) -> None:
+                if inv.serial in running.get(src, []):
+                    running[src].remove(inv.serial)
+            return start, stop
+        for src in implementations.get("actors", []):
+            start, stop = service(src)
+            d.register_service(_name(src), start, stop)
         d.register(definition)
         feature = definition["feature"]
         chart = _is_statechart(definition)
@@ -197,6 +213,14 @@ def _run_trace(definition: Dict[str, Any], file: Dict[str, Any], trace: Dict[str
                     pass
             elif "advance" in step:
                 _advance_as_xstate(d, feature, step["advance"])
+            elif "resolve" in step or "reject" in step:
+                src = step.get("resolve", step.get("reject"))
+                if running.get(src):
+                    serial = running[src].pop()
+                    if "resolve" in step:
+                        d.service_done(serial, step.get("output"))
+                    else:
+                        d.service_error(serial, step.get("error"))
             outcome = compare(expected[i + 1], f"step {i} ({step})")
             if outcome:
                 return None if outcome == "stop" else outcome
