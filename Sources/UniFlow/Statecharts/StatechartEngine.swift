@@ -462,7 +462,8 @@ struct StatechartRun {
         try checkPayload()
         // As XState decides it: the same states (even exited and entered again),
         // history not written and no assignment is no change.
-        let changed = before != Set(instance.active) || historyChanged || assigned || done
+        // Stopping or starting a service changes XState's snapshot (its children) too.
+        let changed = before != Set(instance.active) || historyChanged || assigned || done || !services.isEmpty
         microsteps.append(StatechartMicrostep(event: always ? nil : event.name, isAlways: always,
                                               exited: exited.filter { $0 > 0 }, entered: entered.filter { $0 > 0 },
                                               instance: instance, payload: payload, timers: timers, services: services))
