@@ -116,9 +116,9 @@ def _advance_as_xstate(d: uniflow.Dispatcher, feature: str, ms: int) -> None:
     the end, the timers due by then fire in order, and a timer armed while they
     fire starts at the end (cases/advance_does_not_chain_timers.json). The
     dispatcher's manual clock, like a real one, counts such a timer from the
-    deadline of the timer that armed it, and may fire it within the same
-    advance; so the timers armed during the advance are taken out before they
-    would fire, and armed again from the end if their state is still active."""
+    deadline of the timer that armed it (and may fire it within the same
+    advance); so the timers armed during the advance are taken out as soon as
+    they appear, and armed again from the end if their state is still active."""
     start = round(d.now() * 1000)
     end = start + ms
     original = {(t["id"], start + t["due_in_ms"]) for t in d.timers()}
@@ -127,7 +127,7 @@ def _advance_as_xstate(d: uniflow.Dispatcher, feature: str, ms: int) -> None:
         now = round(d.now() * 1000)
         timers = [(t["id"], now + t["due_in_ms"], t["ms"]) for t in d.timers()]
         for tid, due, delay in timers:
-            if (tid, due) not in original and due <= end:
+            if (tid, due) not in original:
                 d.cancel_timer(tid)
                 held.pop(tid, None)
                 held[tid] = delay
