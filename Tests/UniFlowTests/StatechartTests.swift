@@ -723,3 +723,53 @@ private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) ->
         #expect(registerService(h, "no-name", log) == UF_EINVAL)
     }
 }
+
+@Suite struct StatechartEffectTests {
+    private let kettle = #"""
+    {"feature": "K", "states": {
+       "Off": {"on": {"boil": {"into": "Heating", "actions": [{"send": "done", "delay": 300, "id": "timer"}]}}},
+       "Heating": {"on": {"done": "Ready", "stop": {"into": "Off", "actions": [{"cancel": "timer"}]}}},
+       "Ready": {"entry": [{"submit": [{"kind": "send", "feature": "Log", "event": "note", "payload": {"what": {"$": {"var": "event.name"}}}}]}]}}}
+    """#
+    private let logFeature = #"{"feature": "Log", "states": {"Idle": {"fields": {"what": {"type": "string", "optional": true}}, "on": {"note": {"into": "Idle", "actualize": true}}}}}"#
+
+    @Test func aDelayedSendArrivesLaterAsAnOuterEventAndSubmitQueuesActions() {
+        let h = Harness(options: #"{"clock":"manual"}"#, logFeature, kettle)
+        h.submit(#"{"kind":"initialize","feature":"Log","into":"Idle"}"#)
+        #expect(h.submit(#"{"kind":"initialize","feature":"K","into":"Off"}"#) == UF_OK, "\(h.lastError)")
+        #expect(send(h, "K", "boil") == UF_OK)
+        #expect(stateOf(h, "K") == "Heating")
+        #expect(uf_clock_advance(h.d, 299) == UF_OK)
+        #expect(stateOf(h, "K") == "Heating")
+        #expect(uf_clock_advance(h.d, 1) == UF_OK)
+        #expect(stateOf(h, "K") == "Ready")
+        #expect(h.feature("Log") == #"{"state":"Idle","payload":{"what":"done"}}"#)
+    }
+
+    @Test func cancelDisarmsADelayedSend() {
+        let h = Harness(options: #"{"clock":"manual"}"#, logFeature, kettle)
+        h.submit(#"{"kind":"initialize","feature":"K","into":"Off"}"#)
+        send(h, "K", "boil")
+        #expect(send(h, "K", "stop") == UF_OK)
+        #expect(uf_clock_advance(h.d, 1000) == UF_OK)
+        #expect(stateOf(h, "K") == "Off")
+    }
+
+    @Test func effectsThatCannotBeSatisfiedAreRefused() {
+        let h = Harness()
+        #expect(uf_register(h.d, #"{"feature": "C", "states": {"A": {"entry": [{"send": "x", "id": "t"}]}}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "features[0].states.A.entry[0].id: only a delayed send has an id")
+        #expect(uf_register(h.d, #"{"feature": "C", "states": {"A": {"entry": [{"send": "x", "delay": -1}]}}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "features[0].states.A.entry[0].delay: expected an integer from 0 to 2^53, got -1")
+        #expect(uf_register(h.d, #"{"feature": "C", "states": {"A": {"entry": [{"jump": "x"}]}}}"#) == UF_ESCHEMA)
+        #expect(h.lastError == "features[0].states.A.entry[0]: expected one of 'assign', 'call', 'send', 'cancel', 'submit'")
+    }
+
+    @Test func aSubmitThatFailsItsCheckUndoesTheMacrostep() {
+        let h = Harness(#"{"feature": "C", "states": {"A": {"on": {"go": {"into": "B", "actions": [{"submit": [{"kind": "send", "feature": "Nobody", "event": "x"}]}]}}}, "B": {}}}"#)
+        h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#)
+        #expect(send(h, "C", "go") == UF_ENOTFOUND)
+        #expect(h.lastError == "C: event 'go': submit[0]: unknown feature 'Nobody'")
+        #expect(stateOf(h, "C") == "A")
+    }
+}

@@ -554,16 +554,28 @@ enum StatechartParser {
                     try only(["send", "payload", "delay", "id"])
                     guard case .string(let event) = send else { throw expected("string", got: send, at: "\(itemPath).send") }
                     guard DefinitionParser.isValidName(event) else { throw UniFlowError(.schema, "\(itemPath).send: '\(event)' is not a valid event name") }
-                    if object["delay"] != nil || object["id"] != nil {
-                        throw UniFlowError(.schema, "\(itemPath): delayed sends are not supported yet")
+                    var delay: UInt64?
+                    if let value = object["delay"] {
+                        guard case .int(let n) = value, n >= 0, UInt64(n) <= DefinitionParser.maxTimerMilliseconds else {
+                            throw UniFlowError(.schema, "\(itemPath).delay: expected an integer from 0 to 2^53, got \(value.jsonText)")
+                        }
+                        delay = UInt64(n)
+                    }
+                    var id: String?
+                    if let value = object["id"] {
+                        guard case .string(let text) = value, !text.isEmpty else { throw expected("a non-empty string", got: value, at: "\(itemPath).id") }
+                        guard delay != nil else { throw UniFlowError(.schema, "\(itemPath).id: only a delayed send has an id") }
+                        id = text
                     }
                     if let payload = object["payload"] {
                         guard case .object = payload else { throw expected("object", got: payload, at: "\(itemPath).payload") }
                         try ActionTemplate.validateRules(in: payload, path: "\(itemPath).payload")
                     }
-                    list.append(.send(event, payload: object["payload"]))
-                } else if object["cancel"] != nil {
-                    throw UniFlowError(.schema, "\(itemPath).cancel: delayed sends are not supported yet")
+                    list.append(.send(event, payload: object["payload"], delay: delay, id: id))
+                } else if let cancel = object["cancel"] {
+                    try only(["cancel"])
+                    guard case .string(let id) = cancel, !id.isEmpty else { throw expected("a non-empty string", got: cancel, at: "\(itemPath).cancel") }
+                    list.append(.cancel(id))
                 } else if let submit = object["submit"] {
                     try only(["submit"])
                     guard case .array(let templates) = submit else { throw expected("array", got: submit, at: "\(itemPath).submit") }

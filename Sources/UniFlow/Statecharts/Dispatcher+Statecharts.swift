@@ -265,6 +265,7 @@ extension Dispatcher {
                 if first == nil { first = mutation } else { charts.pending.append(mutation) }
             }
             try applyStatechartTimers(run.microsteps, header: header, chart: chart)
+            try applyStatechartDeferred(run.deferred, header: header)
             planStatechartServices(run, header: header, chart: chart)
             if !taken {
                 let failure = UniFlowError(.rejected, "\(subject(header)) in state \(configuration) has no transition for event '\(eventName)'")
@@ -382,6 +383,29 @@ extension Dispatcher {
                 try time.armAPITimer(action: JSONValue.object(action).jsonText, delay: chart.nodes[t.node].timers[t.index].ms,
                                      id: statechartTimerID(feature: header.feature, key: key, node: t.node, index: t.index, chart: chart),
                                      keep: false, self)
+            }
+        }
+    }
+
+    /// Delayed sends armed or cancelled, actions queued: what the macrostep's
+    /// effects asked for, now that it is applied.
+    private func applyStatechartDeferred(_ deferred: [StatechartDeferred], header: ActionHeader) throws(UniFlowError) {
+        let key = header.key.map { String(cString: $0) }
+        let subject = key.map { "\(featureName(header.feature))[\($0)]" } ?? featureName(header.feature)
+        for item in deferred {
+            switch item {
+            case .send(let event, let payload, let delay, let id):
+                var action: JSONObject = ["kind": "send", "feature": .string(featureName(header.feature))]
+                if let key { action["key"] = .string(key) }
+                action["event"] = .string(event)
+                if !payload.isEmpty { action["payload"] = .object(payload) }
+                try time.armAPITimer(action: JSONValue.object(action).jsonText, delay: delay,
+                                     id: id.map { "\(subject):send:\($0)" }, keep: false, self)
+            case .cancel(let id):
+                let timer = "\(subject):send:\(id)"
+                if time.apiIDs[timer] != nil { try time.cancelTimer(timer, self) }
+            case .submit(let actions):
+                for action in actions { queue.append(action) }
             }
         }
     }
@@ -540,14 +564,31 @@ struct DispatcherStatechartHost: StatechartHost {
                 for (key, value) in values { run.payload[key] = value }
                 run.noteAssigned()
             }
-        case .send(let name, let template):
+        case .send(let name, let template, let delay, let id):
             var payload = JSONObject()
             if let template {
                 if case .object(let object) = try ActionTemplate.substitute(template, data: data(event, run: run)) { payload = object }
             }
-            run.raise(StatechartEvent(name: name, payload: payload))
-        case .submit:
-            throw UniFlowError(.schema, "\(prefix(event)): submit effects are not supported yet")
+            if let delay {
+                run.deferred.append(.send(name, payload: payload, delay: delay, id: id))
+            } else {
+                run.raise(StatechartEvent(name: name, payload: payload))
+            }
+        case .cancel(let id):
+            run.deferred.append(.cancel(id))
+        case .submit(let templates):
+            let key = header.key.map { String(cString: $0) }
+            let given = data(event, run: run)
+            do throws(UniFlowError) {
+                let actions = try dispatcher.templateActions(templates.map(CompiledTemplate.init),
+                                                             data: JsonLogic.JSValue(wrapping: given),
+                                                             ownFeature: header.feature, ownKey: key, path: "submit")
+                var owned: [ResolvedAction] = []
+                for action in actions { owned.append(try action.owned()) }
+                run.deferred.append(.submit(owned))
+            } catch {
+                throw error.prefixed(prefix(event))
+            }
         }
     }
 }

@@ -211,8 +211,11 @@ enum StatechartEffect {
     case assign([(field: String, value: JSONValue)])
     /// A host handler; its output (an object) is assigned.
     case call(String, params: JSONValue?)
-    /// Raises an event on the instance's internal queue.
-    case send(String, payload: JSONValue?)
+    /// Raises an event on the instance's internal queue; with a delay, a timer
+    /// of the instance (named `id` when given) sends it later, from outside.
+    case send(String, payload: JSONValue?, delay: UInt64? = nil, id: String? = nil)
+    /// Disarms the delayed send named `id`, if it is armed.
+    case cancel(String)
     /// Queued actions, as a binding's `then`.
     case submit([JSONValue])
 }

@@ -29,6 +29,15 @@ struct StatechartEvent {
     var payload: JSONObject = JSONObject()
 }
 
+/// What an effect asks for beyond the macrostep itself.
+enum StatechartDeferred {
+    /// A delayed send: the event, its payload, the delay, the timer's id.
+    case send(String, payload: JSONObject, delay: UInt64, id: String?)
+    case cancel(String)
+    /// Actions to queue, resolved and checked.
+    case submit([ResolvedAction])
+}
+
 /// One microstep: what it exited and entered, and the instance after it.
 struct StatechartMicrostep {
     /// The internal event it took; nil for `always`, the outer event's name for the first.
@@ -74,6 +83,9 @@ struct StatechartRun {
     let maxMicrosteps: Int
     /// Set by the effects of the current microstep when they assign.
     private var assigned = false
+    /// What effects asked for that only happens if the macrostep is applied:
+    /// delayed sends, their cancellations, and submitted actions, in order.
+    var deferred: [StatechartDeferred] = []
 
     init(chart: Statechart, instance: StatechartInstance, payload: JSONObject, maxMicrosteps: Int) {
         self.chart = chart
