@@ -280,7 +280,14 @@ enum StatechartParser {
                 }
                 if let value = object["default"] {
                     guard kind == .history else { throw UniFlowError(.schema, "\(path).default: only a history state has 'default'") }
-                    nodes[index].historyDefault = try targets(value, at: "\(path).default")
+                    let defaults = try targets(value, at: "\(path).default")
+                    // Inside the parent and not another history state: entering a
+                    // default can then never come back to this history state.
+                    let parent = nodes[index].parent
+                    for d in defaults where !(d > parent && d <= nodes[parent].end) || nodes[d].kind == .history {
+                        throw UniFlowError(.schema, "\(path).default: \(nodes[d].path) is not a state inside \(parent == 0 ? "the feature" : nodes[parent].path)")
+                    }
+                    nodes[index].historyDefault = defaults
                 }
                 if kind == .history {
                     for key in ["on", "after", "always", "invoke", "entry", "exit", "fields", "onDone", "output", "initial"] where object[key] != nil {
