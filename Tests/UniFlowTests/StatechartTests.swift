@@ -572,6 +572,23 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
         #expect(stateOf(reader, "Player") == "Active.Paused")
     }
 
+    @Test func aSnapshotWithTimersComesBackWhole() {
+        let light = #"{"feature": "L", "states": {"Green": {"after": [{"ms": 100, "send": "go"}], "on": {"go": "Red"}}, "Red": {"initial": "A", "states": {"A": {}}}}}"#
+        let h = Harness(options: #"{"clock":"manual"}"#, light, sound)
+        h.submit(#"{"kind":"initialize","feature":"L","into":"Green"}"#)
+        h.submit(#"{"kind":"initialize","feature":"Sound","into":"Audio"}"#)
+        send(h, "Sound", "toggle")
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_snapshot_get(h.d, &out) == UF_OK)
+        let snapshot = String(cString: out!)
+        uf_free(out)
+        let other = Harness(options: #"{"clock":"manual"}"#, light, sound)
+        #expect(uf_snapshot_restore(other.d, snapshot) == UF_OK, "\(other.lastError)")
+        #expect(other.state == h.state)
+        #expect(uf_clock_advance(other.d, 100) == UF_OK)
+        #expect(stateOf(other, "L") == "Red.A")
+    }
+
     @Test func aRestoredModelKeepsConfigurationsAndIsCheckedAgainstTheChart() {
         let h = Harness(sound, player)
         #expect(uf_state_restore(h.d, #"{"Sound":{"state":"Audio.On,Video.Off","payload":{}},"Player":{"state":"Stopped","payload":{},"history":{"Active.Resume":["Active.Paused"]}}}"#) == UF_OK, "\(h.lastError)")

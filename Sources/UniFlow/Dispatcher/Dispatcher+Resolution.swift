@@ -11,6 +11,8 @@ extension Dispatcher {
     }
 
     func resolveState(_ name: String, of feature: Int32) throws(UniFlowError) -> Int32 {
+        // A statechart's state, as models and journal lines write it, is a configuration.
+        if charts.any, charts[feature] != nil { return try statechartConfiguration(name, feature: feature, at: featureName(feature)) }
         guard let index = stateIndex(named: name, feature: feature) else {
             throw UniFlowError(.notFound, "unknown state '\(name)' of feature \(featureName(feature))")
         }

@@ -288,6 +288,9 @@ final class Dispatcher {
 
     /// A state's definition: its fields, for payload checks.
     func stateDefinition(_ state: Int32, of feature: Int32) -> StateDefinition {
+        // A statechart's state number is an instance value, not one of its states
+        // (Statecharts/StatechartRegistry.swift): it has no fields or timers of its own.
+        if charts.any, charts[feature] != nil { return StateDefinition(name: stateName(state, feature: feature)) }
         if let kept = definitions.keptState(Int(state), of: Int(feature)) { return kept }
         return StateDefinition(name: stateName(state, feature: feature))
     }

@@ -613,16 +613,41 @@ extension Dispatcher {
     }
 
     /// A statechart instance read back from a model, a snapshot or a journal
-    /// line: the configuration string names its active leaves (their ancestors
-    /// are active too, and it must be a configuration the chart can be in),
-    /// `history` what history states remember, `status` whether it is done.
+    /// line: its state number and payload (checked against the fields of the
+    /// feature and of its active states); nil for a flat feature.
     func statechartEntry(_ entry: JSONObject, feature: Int32, at path: String) throws(UniFlowError) -> (state: Int32, payload: JSONObject)? {
         guard charts.any, let table = charts[feature] else { return nil }
-        let chart = table.chart
         for key in entry.keys where !["state", "payload", "history", "status", "invocations", "seq", "feature", "key", "kind", "at", "action"].contains(key) {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
         }
         guard let text = entry["state"]?.stringValue else { throw UniFlowError(.schema, "\(path): missing key 'state'") }
+        let value = try statechartInstance(text, history: entry["history"], status: entry["status"], chart: table.chart,
+                                           feature: feature, at: path)
+        var payload = JSONObject()
+        if let given = entry["payload"] {
+            guard case .object(let object) = given else { throw UniFlowError(.schema, "\(path).payload: expected object, got \(given.jsonTypeName)") }
+            payload = object
+        }
+        var fields = table.chart.nodes[0].fields
+        for n in value.active where n > 0 { fields += table.chart.nodes[n].fields }
+        let checked = try StateDefinition(name: text, fields: fields).checkPayload(payload, feature: featureName(feature))
+        // Always an object while live: see the hot path note at the top of this file.
+        return (try charts.intern(value, feature: feature, arena: &names), checked)
+    }
+
+    /// The state number of a configuration string alone (no history, active),
+    /// as a record's line names it.
+    func statechartConfiguration(_ text: String, feature: Int32, at path: String) throws(UniFlowError) -> Int32 {
+        guard let table = charts[feature] else { throw UniFlowError(.notFound, "unknown state '\(text)' of feature \(featureName(feature))") }
+        let value = try statechartInstance(text, history: nil, status: nil, chart: table.chart, feature: feature, at: path)
+        return try charts.intern(value, feature: feature, arena: &names)
+    }
+
+    /// The configuration string names the active leaves (their ancestors are
+    /// active too, and it must be a configuration the chart can be in),
+    /// `history` what history states remember, `status` whether it is done.
+    private func statechartInstance(_ text: String, history: JSONValue?, status: JSONValue?, chart: Statechart,
+                                    feature: Int32, at path: String) throws(UniFlowError) -> StatechartInstance {
         func node(_ name: String, at where_: String) throws(UniFlowError) -> Int {
             switch chart.node(named: name) {
             case .success(let n): return n
@@ -645,7 +670,7 @@ extension Dispatcher {
             }
         }
         var value = StatechartInstance(active: active.indices.filter { active[$0] })
-        if let history = entry["history"] {
+        if let history {
             guard case .object(let object) = history else { throw UniFlowError(.schema, "\(path).history: expected object, got \(history.jsonTypeName)") }
             for (name, list) in object {
                 let h = try node(name, at: "\(path).history")
@@ -659,21 +684,12 @@ extension Dispatcher {
                 value.history[h] = nodes
             }
         }
-        switch entry["status"] {
+        switch status {
         case nil: break
         case .string("done")?: value.status = .done
         case .string("failed")?: value.status = .failed
         case let other?: throw UniFlowError(.schema, "\(path).status: expected \"done\" or \"failed\", got \(other.jsonText)")
         }
-        var payload = JSONObject()
-        if let given = entry["payload"] {
-            guard case .object(let object) = given else { throw UniFlowError(.schema, "\(path).payload: expected object, got \(given.jsonTypeName)") }
-            payload = object
-        }
-        var fields = chart.nodes[0].fields
-        for n in value.active where n > 0 { fields += chart.nodes[n].fields }
-        let checked = try StateDefinition(name: text, fields: fields).checkPayload(payload, feature: featureName(feature))
-        // Always an object while live: see the hot path note at the top of this file.
-        return (try charts.intern(value, feature: feature, arena: &names), checked)
+        return value
     }
 }
