@@ -64,8 +64,20 @@ static int refuse(chart_importer *im, const char *path, const char *format, ...)
     vsnprintf(message, sizeof message, format, args);
     va_end(args);
     size_t n = strlen(path) + strlen(message) + 3;
-    im->error = malloc(n);
-    if (im->error != NULL) snprintf(im->error, n, "%s%s%s", path, path[0] ? ": " : "", message);
+    char *raw = malloc(n);
+    if (raw == NULL) return -1;
+    snprintf(raw, n, "%s%s%s", path, path[0] ? ": " : "", message);
+    /* One line whatever the machine's keys hold: control bytes become \u00XX. */
+    im->error = malloc(strlen(raw) * 6 + 1);
+    if (im->error != NULL) {
+        char *out = im->error;
+        for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
+            if (*c < 0x20) out += sprintf(out, "\\u%04x", *c);
+            else *out++ = (char)*c;
+        }
+        *out = '\0';
+    }
+    free(raw);
     return -1;
 }
 
@@ -173,6 +185,25 @@ static int resolve_target(chart_importer *im, int source, const char *target) {
 }
 
 /* ---- the walk ------------------------------------------------------------- */
+
+/* Whether `a` is `b` or one of its ancestors. */
+static int is_ancestor_or_self(chart_importer *im, int a, int b) {
+    for (int n = b; n >= 0; n = im->states[n].parent) {
+        if (n == a) return 1;
+    }
+    return 0;
+}
+
+/* Two targets of one transition can be entered together only from different
+ * regions of a parallel state (their innermost common ancestor). */
+static int can_enter_together(chart_importer *im, int a, int b) {
+    if (is_ancestor_or_self(im, a, b) || is_ancestor_or_self(im, b, a)) return 0;
+    int p = im->states[a].parent;
+    while (p >= 0 && !is_ancestor_or_self(im, p, b)) p = im->states[p].parent;
+    if (p < 0) return 0;
+    json_t *type = json_object_get(im->states[p].config, "type");
+    return json_is_string(type) && strcmp(json_string_value(type), "parallel") == 0;
+}
 
 static json_t *convert_name_value(const char *name) {
     char *converted = convert_name(name);
@@ -325,6 +356,17 @@ static json_t *convert_transition(chart_importer *im, int source, json_t *config
                 if (single) json_decref(list);
                 json_decref(out);
                 return NULL;
+            }
+            for (size_t j = 0; j < i; j++) {
+                int other = resolve_target(im, source, json_string_value(json_array_get(list, j)));
+                if (other > 0 && !can_enter_together(im, other, node)) {
+                    refuse(im, where, "targets %s and %s cannot be entered together (not in two regions of a parallel state)",
+                           json_string_value(json_array_get(list, j)), json_string_value(item));
+                    json_decref(into);
+                    if (single) json_decref(list);
+                    json_decref(out);
+                    return NULL;
+                }
             }
             json_array_append_new(into, json_string(im->states[node].path));
         }
@@ -654,6 +696,32 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     return 0;
 }
 
+/* libuniflow's names (of the feature, states, events, fields, handlers and
+ * services) are at most 256 bytes: the converted definition is checked once,
+ * whole, before it is printed. */
+static int check_name_lengths(chart_importer *im, json_t *value, const char *parent) {
+    const char *key;
+    json_t *item;
+    size_t i;
+    if (json_is_array(value)) {
+        json_array_foreach(value, i, item) if (check_name_lengths(im, item, parent) < 0) return -1;
+        return 0;
+    }
+    if (!json_is_object(value)) return 0;
+    int named_keys = strcmp(parent, "states") == 0 || strcmp(parent, "on") == 0 || strcmp(parent, "fields") == 0;
+    json_object_foreach(value, key, item) {
+        if (named_keys && strlen(key) > 256 && strncmp(key, "xstate.", 7) != 0) {
+            return refuse(im, parent, "the name '%.40s...' is longer than 256 bytes", key);
+        }
+        if ((strcmp(key, "call") == 0 || strcmp(key, "src") == 0 || strcmp(key, "feature") == 0 || strcmp(key, "send") == 0)
+            && json_is_string(item) && json_string_length(item) > 256 && strncmp(json_string_value(item), "xstate.", 7) != 0) {
+            return refuse(im, key, "the name '%.40s...' is longer than 256 bytes", json_string_value(item));
+        }
+        if (check_name_lengths(im, item, key) < 0) return -1;
+    }
+    return 0;
+}
+
 int uniflow_import_xstate_chart(const char *text, size_t length, const char *feature, const char *file_name,
                                 char **out_definition, char **out_error) {
     chart_importer *im = calloc(1, sizeof *im);
@@ -727,7 +795,15 @@ int uniflow_import_xstate_chart(const char *text, size_t length, const char *fea
         json_t *list = json_array();
         json_array_append_new(list, json_string(im->states[child].path));
         json_object_set_new(definition, "initial", list);
+    } else {
+        /* A parallel machine starts in every region: `initialize` may name any. */
+        json_t *list = json_array();
+        for (int c = 1; c < im->count; c++) {
+            if (im->states[c].parent == 0) json_array_append_new(list, json_string(im->states[c].path));
+        }
+        json_object_set_new(definition, "initial", list);
     }
+    if (check_name_lengths(im, definition, "") < 0) goto done;
     char *dumped = json_dumps(definition, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (dumped == NULL) { refuse(im, "machine", "out of memory"); goto done; }
     size_t n = strlen(dumped);

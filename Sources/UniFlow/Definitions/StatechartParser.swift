@@ -34,9 +34,18 @@ enum StatechartParser {
         for (_, state) in states {
             guard let object = state.objectValue else { continue }
             if chartStateKeys.contains(where: { object[$0] != nil }) { return true }
-            if let on = object["on"]?.objectValue, on.contains(where: { usesChartTargets($0.value) }) { return true }
+            if let on = object["on"]?.objectValue,
+               on.contains(where: { usesChartTargets($0.value) || isReservedEventName($0.key) }) { return true }
+            // A timer that sends an event rather than submitting actions.
+            if case .array(let timers)? = object["after"], timers.contains(where: { $0.objectValue?["send"] != nil }) { return true }
         }
+        if let on = feature["on"]?.objectValue, on.contains(where: { isReservedEventName($0.key) }) { return true }
         return false
+    }
+
+    /// `xstate.done.state.*` and the other names only the library sends.
+    private static func isReservedEventName(_ name: String) -> Bool {
+        reservedEventPrefixes.contains { name.hasPrefix($0) }
     }
 
     private static func usesChartTargets(_ value: JSONValue) -> Bool {
@@ -48,6 +57,9 @@ enum StatechartParser {
                 // 'into'"): a targetless transition makes a statechart only next to
                 // another key of section 16.
                 if object["actions"] != nil || object["reenter"] != nil { return true }
+                // A guard tree (`{"and": [...]}`, `{"call": g, "params": p}`): a flat
+                // feature's `call` is one handler's name.
+                if case .object? = object["call"] { return true }
                 if case .array? = object["into"] { return true }
                 if case .string(let name)? = object["into"] { return name.contains(".") }
                 return false
