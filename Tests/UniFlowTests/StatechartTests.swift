@@ -776,6 +776,20 @@ private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) ->
         #expect(stateOf(h, "K") == "Off")
     }
 
+    @Test func aCallEffectsOutputIsAssigned() {
+        let h = Harness()
+        var given = ""
+        registerHandler(h, "measure") { call in
+            given = String(cString: uf_binding_call_given_json(call))
+            return uf_binding_call_set_output(call, #"{"n": 5}"#) == UF_OK ? 0 : -1
+        }
+        #expect(uf_register(h.d, #"{"feature": "C", "fields": {"n": {"type": "integer", "default": 1}}, "states": {"A": {"on": {"go": {"into": "B", "actions": [{"call": "measure", "params": {"unit": "cm"}}]}}}, "B": {}}}"#) == UF_OK, "\(h.lastError)")
+        h.submit(#"{"kind":"initialize","feature":"C","into":"A"}"#)
+        #expect(send(h, "C", "go") == UF_OK, "\(h.lastError)")
+        #expect(h.feature("C") == #"{"state":"B","payload":{"n":5}}"#)
+        #expect(given.contains(#""params":{"unit":"cm"}"#) && given.contains(#""payload":{"n":1}"#) && given.contains(#""mutation":null"#))
+    }
+
     @Test func effectsThatCannotBeSatisfiedAreRefused() {
         let h = Harness()
         #expect(uf_register(h.d, #"{"feature": "C", "states": {"A": {"entry": [{"send": "x", "id": "t"}]}}}"#) == UF_ESCHEMA)

@@ -496,9 +496,11 @@ struct DispatcherStatechartHost: StatechartHost {
         var feature: JSONObject = ["state": .string(run.configurationText), "payload": .object(run.payload),
                                    "active": .array(run.activePaths.map { .string($0) })]
         if let key = header.key { feature["key"] = .string(String(cString: key)) }
-        var object: JSONObject = ["model": dispatcher.modelJSON(),
+        // What guards, templates and handlers read: the model, the event, the
+        // instance (`feature`, with `active`), and the payload as assigned so far.
+        var object: JSONObject = ["model": dispatcher.modelJSON(), "mutation": .null,
                                   "event": ["name": .string(event.name), "payload": .object(event.payload)],
-                                  "feature": .object(feature)]
+                                  "feature": .object(feature), "payload": .object(run.payload)]
         if let params { object["params"] = params }
         return .object(object)
     }
@@ -564,7 +566,8 @@ struct DispatcherStatechartHost: StatechartHost {
                 object["params"] = try ActionTemplate.substitute(params, data: given)
                 given = .object(object)
             }
-            let result = dispatcher.callHandler(name, mutation: "null", given: given, inGiven: false)
+            // As a `given` clause's handler: it may set an output, which is assigned.
+            let result = dispatcher.callHandler(name, mutation: "null", given: given, inGiven: true)
             if result.status < 0 {
                 throw UniFlowError(.callback, "\(prefix(event)): handler '\(name)' failed (returned \(result.status))")
             }
