@@ -44,7 +44,8 @@
  *     ends the process, as in any Swift program.
  *   - Documentation beyond this header: docs/ in the source tree (definitions.md,
  *     actions.md, filters.md, bindings.md, processing.md, time.md, instances.md,
- *     watches-and-interceptors.md, events.md, journal.md, scale-out.md, c-guide.md).
+ *     watches-and-interceptors.md, events.md, statecharts.md, journal.md, scale-out.md,
+ *     c-guide.md).
  *
  * Threads
  *   Every function may be called from any thread. A dispatcher processes one action
@@ -254,6 +255,19 @@ int uf_feature_get(uf_dispatcher *d, const char *feature, char **out_json);
  * for an unknown feature; UF_ESCHEMA for a single feature or a key that breaks
  * the key rules. *out_json is freed with uf_free. */
 int uf_instance_get(uf_dispatcher *d, const char *feature, const char *key, char **out_json);
+
+/* Whether a state is active in a feature's instance: *out_active becomes 1 or 0.
+ * `path` names the state by its ancestry (`Active.Playing`), or by a bare name
+ * that is unique in the feature; on a statechart feature any level counts (a
+ * compound or parallel state is active with its children), on a flat feature
+ * it is whether the feature is in that state. `key` names the instance of a
+ * keyed feature and is NULL for a single one. A feature or instance that is
+ * absent has nothing active (0, UF_OK). UF_ENOTFOUND for an unknown feature or
+ * state; UF_ESCHEMA for a bare name that several states carry (the message
+ * lists them); UF_EINVAL for a NULL argument, a key on a single feature or none
+ * on a keyed one. Any thread; from inside a callback it sees the model as the
+ * callback does. */
+int uf_state_active(uf_dispatcher *d, const char *feature, const char *key, const char *path, int *out_active);
 
 /* {"features": [...]}: every definition as registered, in registration order.
  * *out_json is freed with uf_free. */
@@ -481,6 +495,49 @@ const char *uf_binding_call_given_json(const uf_binding_call *call);
 int uf_binding_call_set_output(uf_binding_call *call, const char *json);
 /* The dispatcher running the binding. */
 uf_dispatcher *uf_binding_call_dispatcher(const uf_binding_call *call);
+
+/* ------------------------------------------------------------------------------
+ * Services: what a statechart's states `invoke` (docs/statecharts.md)
+ * ------------------------------------------------------------------------------ */
+
+typedef struct uf_invocation uf_invocation;    /* valid during the call */
+
+/* A service's start or stop. `start` runs after the action whose macrostep entered
+ * an invoking state (and after its mutations were announced), for each such state
+ * still active; `stop` runs the same way for each one left before its service
+ * finished. Both run on the processing thread and may submit (queued), read, and
+ * settle the invocation (uf_service_done/_error), from inside `start` too. A
+ * `start` that returns < 0 settles it as an error; what `stop` returns is
+ * ignored. Keep side effects that cannot be repeated here, not in `call` effects. */
+typedef int (*uf_service_fn)(const uf_invocation *inv, void *payload);
+
+/* Registers a service under a unique name (UF_EEXISTS otherwise; UF_EINVAL for a
+ * name outside [A-Za-z_][A-Za-z0-9_]*). `stop` may be NULL. Definitions whose
+ * `invoke` names a service are checked when they are registered (UF_ENOTFOUND):
+ * register services first. payload_free runs when the dispatcher is freed, or
+ * at once if registration fails. Any thread. */
+int uf_register_service(uf_dispatcher *d, const char *name, uf_service_fn start,
+                        uf_service_fn stop, void *payload, void (*payload_free)(void *));
+
+/* The invocation's feature, instance key (NULL for a single feature), id (the
+ * invoke's `id`, or "<index>.<path of the state>"), input as JSON ("null" when
+ * the invoke has none) and serial (unique per dispatcher, never reused). The
+ * strings are valid while start or stop runs. */
+const char *uf_invocation_feature(const uf_invocation *inv);
+const char *uf_invocation_key(const uf_invocation *inv);
+const char *uf_invocation_id(const uf_invocation *inv);
+const char *uf_invocation_input_json(const uf_invocation *inv);
+uint64_t    uf_invocation_serial(const uf_invocation *inv);
+
+/* Settles an invocation: sends its instance `xstate.done.actor.<id>` with payload
+ * {"output": output_json} (NULL: null), or `xstate.error.actor.<id>` with
+ * {"error": error_json}, which the invoke's onDone / onError take; an error no
+ * transition takes makes the instance failed. Processed at once when the
+ * dispatcher is idle, queued from inside its callbacks (UF_QUEUED). A serial that
+ * is not running (settled, stopped, never started) is UF_OK and reported as
+ * `dropped`. UF_EJSON for JSON that does not parse. Any thread, any time. */
+int uf_service_done(uf_dispatcher *d, uint64_t serial, const char *output_json);
+int uf_service_error(uf_dispatcher *d, uint64_t serial, const char *error_json);
 
 /* Evaluates a JsonLogic rule (every operation of the specification except `log`,
  * with json-logic-js 2.0.5's results, JavaScript coercions included) over

@@ -210,6 +210,13 @@ check_ import_is_deterministic same_output_twice xstate/media_player.json
 for machine in xstate/refused/*.json; do
     case_ "import_refused_$(basename "$machine" .json)" import xstate "$machine"
 done
+# Statecharts (nested, parallel, history and final states, entry/exit, always,
+# transition actions, #id and child targets): converted by import_xstate_chart.c
+# (expected/import_chart_NAME.txt); how they behave is checked against XState's
+# own traces by bindings/python/tests/test_statecharts_xstate.py.
+for machine in xstate/charts/*.json; do
+    case_ "import_chart_$(basename "$machine" .json)" import xstate "$machine"
+done
 # Without an id, a file named ".json" gives the feature no name.
 printf '{"initial": "a", "states": {"a": {}}}\n' >"$tmp/.json"
 case_ import_refused_no_feature_name import xstate "$tmp/.json"

@@ -21,6 +21,7 @@
  * the path the walk keeps.
  */
 #include "import_xstate.h"
+#include "import_xstate_chart.h"
 #include "source_line.h"
 
 #include <jansson.h>
@@ -1293,6 +1294,26 @@ static int convert(importer *im, const char *feature, const char *file_name, cha
     return 0;
 }
 
+/* Whether this converter refused the machine for something a statechart has
+ * (import_xstate_chart.c converts those); its other refusals stand as they are. */
+static int is_statechart_refusal(const char *error) {
+    static const char *const reasons[] = {
+        "nested states are not supported", "entry actions are not supported", "exit actions are not supported",
+        "eventless transitions (always) are not supported", "done transitions (onDone) are not supported",
+        "output is not supported", "history states are not supported", "tags are not supported",
+        "meta is not supported", "actions are not supported", "parallel states are not supported",
+        "a target in a child state", "targets by id", "state ids are not supported",
+        "several targets are not supported", "guards with parameters are not supported", "built-in guard",
+        "a transition without a target is not supported", "XState's own events",
+        "delayed transitions of the machine itself are not supported", "guarded delayed transitions are not supported",
+        "invoked actors are not supported",
+    };
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+        if (strstr(error, reasons[i]) != NULL) return 1;
+    }
+    return 0;
+}
+
 int uniflow_import_xstate(const char *text, size_t length, const char *feature,
                           const char *file_name, char **out_definition, char **out_error,
                           unsigned long *out_line, uniflow_import_note **out_notes,
@@ -1303,6 +1324,23 @@ int uniflow_import_xstate(const char *text, size_t length, const char *feature,
     im.length = text != NULL ? length : 0;
     char *definition = NULL;
     int status = convert(&im, feature, file_name, &definition) == 0 ? UNIFLOW_IMPORT_OK : UNIFLOW_IMPORT_REFUSED;
+    /* What this flat converter refuses as "not supported" is a statechart's: the
+     * statechart converter (import_xstate_chart.c) takes the machine then, and
+     * its refusal, if any, is the one reported. Flat machines never get there. */
+    if (status != UNIFLOW_IMPORT_OK && im.error != NULL && is_statechart_refusal(im.error)) {
+        char *chart = NULL, *chart_error = NULL;
+        if (uniflow_import_xstate_chart(im.text, im.length, feature, file_name, &chart, &chart_error) == UNIFLOW_IMPORT_CHART_OK) {
+            status = UNIFLOW_IMPORT_OK;
+            definition = chart;
+            free(im.error);
+            im.error = NULL;
+            im.line = 0;
+        } else {
+            free(im.error);
+            im.error = chart_error;
+            im.line = 0;
+        }
+    }
     if (status != UNIFLOW_IMPORT_OK && im.error == NULL) {
         /* Only an allocation fails without a message (and NULL stays if even this one does). */
         im.error = copy_text("out of memory");

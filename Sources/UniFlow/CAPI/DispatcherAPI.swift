@@ -131,3 +131,20 @@ public func uf_graph_dot(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?,
         return .ok
     }
 }
+
+@c @implementation
+public func uf_state_active(_ d: OpaquePointer?, _ feature: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?,
+                            _ path: UnsafePointer<CChar>?, _ out_active: UnsafeMutablePointer<Int32>?) -> Int32 {
+    withDispatcher(d, "uf_state_active") { (dispatcher) throws(UniFlowError) in
+        let name = String(cString: try required(feature, "uf_state_active", "feature"))
+        let state = String(cString: try required(path, "uf_state_active", "path"))
+        let out = try required(out_active, "uf_state_active", "out_active")
+        out.pointee = 0
+        let keyText = key.map { String(cString: $0) }
+        let active = try dispatcher.exclusive { () throws(UniFlowError) -> Bool in
+            try dispatcher.isStateActive(feature: name, key: keyText, path: state)
+        }
+        out.pointee = active ? 1 : 0
+        return .ok
+    }
+}

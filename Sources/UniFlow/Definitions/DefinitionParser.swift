@@ -70,6 +70,8 @@ enum DefinitionParser {
 
     private static func parseFeature(_ json: JSONValue, path: String) throws(UniFlowError) -> FeatureDefinition {
         let object = try objectValue(json, at: path)
+        // Statechart features (any key section 16 adds) are read by their own parser.
+        if StatechartParser.isStatechart(object) { return try parseStatechartFeature(object, json: json, path: path) }
         // Unknown keys first, so that a misspelled `stats` is reported as such and
         // not as `states` missing.
         try checkKeys(object, allowed: featureKeys, at: path)
@@ -136,6 +138,38 @@ enum DefinitionParser {
         return definition
     }
 
+    /// A statechart feature: the keys every feature shares are read here, the
+    /// states and their behaviour by `StatechartParser`.
+    private static func parseStatechartFeature(_ object: JSONObject, json: JSONValue, path: String) throws(UniFlowError) -> FeatureDefinition {
+        if let value = object["$schema"] { try schemaReference(value, at: "\(path).$schema") }
+        let name = try name(try required("feature", in: object, at: path), at: "\(path).feature")
+        let description = try optionalString(object["description"], at: "\(path).description")
+        var keyed = false
+        if let value = object["instances"] {
+            switch value {
+            case .string("single"): keyed = false
+            case .string("keyed"): keyed = true
+            default:
+                throw UniFlowError(.schema, "\(path).instances: expected \"single\" or \"keyed\", got \(value.jsonText)")
+            }
+        }
+        let (chart, states) = try StatechartParser.parseFeature(object, path: path)
+        var bindings: [JSONValue] = []
+        if let value = object["bindings"] {
+            guard case .array(let items) = value else { throw expected("array", got: value, at: "\(path).bindings") }
+            for (i, item) in items.enumerated() { _ = try objectValue(item, at: "\(path).bindings[\(i)]") }
+            bindings = items
+        }
+        // `initial` names nodes; the flat view numbers states from the root's first child.
+        let initial = try StatechartParser.parseInitial(object["initial"], chart: chart, at: "\(path).initial")
+        var definition = FeatureDefinition(name: name, description: description, states: states,
+                                           initial: nil, bindings: bindings, source: json)
+        definition.keyed = keyed
+        definition.chart = chart
+        definition.chartInitial = initial
+        return definition
+    }
+
     // MARK: States and fields
 
     private static let stateKeys = ["description", "fields", "after", "on"]
@@ -166,7 +200,7 @@ enum DefinitionParser {
         return states
     }
 
-    private static func parseField(_ json: JSONValue, name: String, at path: String) throws(UniFlowError) -> FieldDefinition {
+    static func parseField(_ json: JSONValue, name: String, at path: String) throws(UniFlowError) -> FieldDefinition {
         switch json {
         case .string(let typeName):
             return FieldDefinition(name: name, type: try fieldType(typeName, at: path))

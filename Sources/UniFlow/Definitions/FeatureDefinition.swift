@@ -17,6 +17,13 @@ struct FeatureDefinition {
     var events: [EventTargets] = []
     /// The definition exactly as registered, returned by `uf_definitions_get`.
     var source: JSONValue
+    /// A statechart feature's tree (`Statecharts/`); nil for a flat feature.
+    /// Its `states` are then the chart's states named by their paths, with no
+    /// fields or behaviour of their own: the chart has them.
+    var chart: Statechart?
+    /// A statechart's `initial`: the nodes `initialize` may enter (with their
+    /// descendants); nil: any.
+    var chartInitial: Set<Int>?
 
     init(name: String, description: String? = nil, states: [StateDefinition],
                 initial: Set<Int>? = nil, transitions: [Set<Int>]? = nil,

@@ -130,7 +130,14 @@ extension Dispatcher: ModelContext {
 
     /// `{"state": S, "payload": {...}}` of a live place.
     func stateJSON(at place: Place) -> JSONValue {
-        ["state": .string(stateName(state(at: place), feature: place.feature)), "payload": .object(payload(at: place))]
+        let state = state(at: place)
+        if charts.any && charts[place.feature] != nil {
+            var object: JSONObject = ["state": .string(stateName(state, feature: place.feature)), "payload": .object(payload(at: place))]
+            statechartModelExtras(state, feature: place.feature, into: &object)
+            statechartInvocations(feature: place.feature, key: key(at: place).map { String(cString: $0) }, into: &object)
+            return .object(object)
+        }
+        return ["state": .string(stateName(state, feature: place.feature)), "payload": .object(payload(at: place))]
     }
 
     /// A feature as the GlobalModel shows it: its state, or (keyed) its instances
@@ -210,6 +217,7 @@ extension Dispatcher: ModelContext {
         } else if let action = delivery.actionHeader {
             object["action"] = .object(actionDescription(action))
         }
+        if charts.any { statechartMutationExtras(record, into: &object) }
         return .object(object)
     }
 }

@@ -12,8 +12,11 @@ extension Dispatcher {
                 throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already registered")
             }
         }
+        charts.registering = Set(parsed.filter { $0.chart != nil }.map(\.name))
+        defer { charts.registering = [] }
         let compiled = try compileBindings(shapes, of: parsed)
         try checkHandlers(of: parsed)
+        try checkStatechartHandlers(of: parsed)
         try checkTimerTemplates(of: parsed)
         if hot.journaling { try journalRegistration(adding: parsed) }
         // Everything that can fail for want of memory happens before anything is
@@ -25,8 +28,9 @@ extension Dispatcher {
         // Every feature first: a binding may watch a feature later in the same call.
         for (definition, source) in zip(parsed, sources) {
             do throws(UniFlowError) {
-                _ = try hot.addFeature(definition, arena: &names)
+                let index = try hot.addFeature(definition, arena: &names)
                 try definitions.append(definition, source: source)
+                registerStatechart(definition, feature: index)
             } catch {
                 // Reserved above: cannot happen.
                 fatalError("libuniflow: registering after reserving failed: \(error)")

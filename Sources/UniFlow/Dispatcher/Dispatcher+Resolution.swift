@@ -11,6 +11,8 @@ extension Dispatcher {
     }
 
     func resolveState(_ name: String, of feature: Int32) throws(UniFlowError) -> Int32 {
+        // A statechart's state, as models and journal lines write it, is a configuration.
+        if charts.any, charts[feature] != nil { return try statechartConfiguration(name, feature: feature, at: featureName(feature)) }
         guard let index = stateIndex(named: name, feature: feature) else {
             throw UniFlowError(.notFound, "unknown state '\(name)' of feature \(featureName(feature))")
         }
@@ -47,6 +49,8 @@ extension Dispatcher {
 
         func state(_ name: Source.Text) throws(UniFlowError) -> Int32 {
             let index = try name.withCName { (c) throws(UniFlowError) -> Int32 in c.map { hot.findState($0, of: feature) } ?? -1 }
+            // A statechart's bare names (unique in the feature) name states too.
+            if index < 0, charts.any, let node = try statechartState(name.string, feature: feature) { return node }
             if index < 0 { throw UniFlowError(.notFound, "unknown state '\(name.string)' of feature \(featureName(feature))") }
             return index
         }
@@ -65,7 +69,8 @@ extension Dispatcher {
 
         action.header.carriesPayload = request.payload != nil
         let payload: JSONObject?
-        if action.kind == .send {
+        if action.kind == .send || (charts.any && charts[feature] != nil) {
+            // A statechart checks its payload as its macrostep runs.
             payload = try request.payload?.value(depth: request.depth + 1)
         } else if action.entersState {
             // The definition is read only when there is a payload to check or fill

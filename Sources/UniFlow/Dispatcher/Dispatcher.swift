@@ -75,6 +75,8 @@ final class Dispatcher {
     /// The registered definitions' fingerprint, once asked for (every record
     /// carries it); forgotten when more are registered.
     var fingerprint: String?
+    /// Statechart features and their instances' values (`Statecharts/`).
+    var charts = StatechartRegistry()
     /// Bindings across partitions: what the global partition's owner runs them over.
     var homes = HomeBindings()
     /// The buffer records are written into (`writeRecord`), kept between records.
@@ -231,6 +233,7 @@ final class Dispatcher {
         while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
         releaseReporters()
         bindings.releaseHandlers()
+        for var service in charts.services.takeAll() { service.start.release() }
         var sink = recordSink
         recordSink = nil
         sink?.release()
@@ -277,15 +280,20 @@ final class Dispatcher {
     /// A state's name as C borrows it, or NULL for -1 (no state).
     func stateCName(_ state: Int32, of feature: Int32) -> UnsafePointer<CChar>? {
         guard state >= 0 else { return nil }
+        if charts.any, let name = statechartStateCName(state, feature: feature) { return name }
         return stateSlot(state, of: hot.features[Int(feature)]).name.pointer
     }
 
     func stateName(_ state: Int32, feature: Int32) -> String {
-        stateSlot(state, of: hot.features[Int(feature)]).name.string
+        if charts.any, let name = statechartStateCName(state, feature: feature) { return String(cString: name) }
+        return stateSlot(state, of: hot.features[Int(feature)]).name.string
     }
 
     /// A state's definition: its fields, for payload checks.
     func stateDefinition(_ state: Int32, of feature: Int32) -> StateDefinition {
+        // A statechart's state number is an instance value, not one of its states
+        // (Statecharts/StatechartRegistry.swift): it has no fields or timers of its own.
+        if charts.any, charts[feature] != nil { return StateDefinition(name: stateName(state, feature: feature)) }
         if let kept = definitions.keptState(Int(state), of: Int(feature)) { return kept }
         return StateDefinition(name: stateName(state, feature: feature))
     }

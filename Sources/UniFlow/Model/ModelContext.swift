@@ -17,4 +17,8 @@ protocol ModelContext: AnyObject {
     /// The state at a place (-1: absent).
     func state(at place: Place) -> Int32
     func storedPayload(at place: Place) -> JSONObject?
+    /// A statechart instance as a model or a journal line writes it (`state`,
+    /// `payload`, and `history`/`status` when present): its state number and
+    /// payload; nil for a flat feature, whose entries are read as before.
+    func statechartEntry(_ entry: JSONObject, feature: Int32, at path: String) throws(UniFlowError) -> (state: Int32, payload: JSONObject)?
 }

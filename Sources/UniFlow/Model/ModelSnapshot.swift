@@ -73,6 +73,10 @@ struct ModelSnapshot {
         switch line["state"] {
         case .some(.null):
             set(Entry(), feature: feature, key: key)
+        case .some(.string(_)) where try dispatcher.statechartEntry(line, feature: feature, at: "line") != nil:
+            let chart = try dispatcher.statechartEntry(line, feature: feature, at: "line")!
+            set(Entry(state: chart.state, payload: chart.payload, enteredAt: at, updatedAt: at,
+                      enteredOrder: order, updatedOrder: order), feature: feature, key: key)
         case .some(.string(let stateName)):
             let state = try dispatcher.resolveState(stateName, of: feature)
             guard let payload = line["payload"]?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }

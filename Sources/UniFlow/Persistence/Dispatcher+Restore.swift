@@ -55,7 +55,8 @@ extension Dispatcher {
     func forEachTimedPlace(_ body: (Place, _ state: Int32, [StateTimer]) -> Void) {
         forEachPlace { place in
             let state = self.state(at: place)
-            guard state >= 0, timerCount(of: state, in: place.feature) > 0 else { return }
+            // A statechart's timers are API timers: they come back with the API timers.
+            guard state >= 0, !(charts.any && charts[place.feature] != nil), timerCount(of: state, in: place.feature) > 0 else { return }
             body(place, state, stateDefinition(state, of: place.feature).timers)
         }
     }

@@ -6,6 +6,8 @@ protocol JournalContext: ModelContext {
     // MARK: Writing
 
     func stateName(_ state: Int32, feature: Int32) -> String
+    /// A statechart instance's `history` and `status` (nothing for a flat feature).
+    func statechartLineExtras(_ state: Int32, feature: Int32, into line: inout JSONObject)
     /// How many definitions are registered, and the JSON text of each, in
     /// registration order (what the fingerprint is made of).
     var definitionCount: Int { get }

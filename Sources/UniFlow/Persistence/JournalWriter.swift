@@ -90,6 +90,10 @@ struct JournalWriter {
         if record.newState >= 0 {
             field("state", .string(context.stateName(record.newState, feature: record.feature)))
             field("payload", .object(mutation.newPayload ?? JSONObject()))
+            // A statechart's history and status, when not empty (as in the model).
+            var extras = JSONObject()
+            context.statechartLineExtras(record.newState, feature: record.feature, into: &extras)
+            for (key, value) in extras { field(key, value) }
         } else {
             field("state", .null)
         }

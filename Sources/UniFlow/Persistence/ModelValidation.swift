@@ -37,6 +37,9 @@ extension ModelSnapshot {
         guard let entry = value.objectValue else {
             throw UniFlowError(.schema, "\(path): expected object, got \(value.jsonTypeName)")
         }
+        if let chart = try context.statechartEntry(entry, feature: feature, at: path) {
+            return Entry(state: chart.state, payload: chart.payload)
+        }
         for key in entry.keys where key != "state" && key != "payload" {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")
         }

@@ -109,12 +109,17 @@ extension Dispatcher {
         for i in actions.indices {
             switch runSteps(actions[i], via: nil, policy: .batch) {
             case .failed(let failure, let header):
+                charts.pending.removeAll()
                 throw rollBack(failure, at: i, reporting: header)
             case .triggered:
                 break
             case .committed(let mutation):
                 // Not journaled here (journaling is off until the batch holds).
                 committed.append(mutation)
+                // A statechart's later microsteps are mutations of the batch too.
+                if !charts.pending.isEmpty { committed += charts.pending; charts.pending.removeAll() }
+                // Not undone by a rollback: started at once (docs/statecharts.md says so).
+                if !charts.pendingServices.isEmpty { finishStatechartAction(actions[i], policy: .batch) }
                 batch!.committed = committed.count
             }
         }

@@ -54,6 +54,7 @@ extension Dispatcher {
         switch runSteps(action, via: via, policy: policy) {
         case .failed(let failure, let header):
             if reportingActive { report(.rejected, action: header, failure: failure) }
+            if charts.any { finishStatechartAction(action, policy: policy) }
             return failure
         case .triggered(let header):
             announceTrigger(header, submitting: action.extras?.submit)
@@ -65,6 +66,7 @@ extension Dispatcher {
             } else {
                 announce(mutation)
             }
+            if charts.any { finishStatechartAction(action, policy: policy) }
         }
         return nil
     }
@@ -76,6 +78,7 @@ extension Dispatcher {
     func runSteps(_ action: ResolvedAction, via: HostCallback<uf_via_fn>?, policy: CommitPolicy) -> StepOutcome {
         var header = action.header
         if partitioning != nil, let failure = ownershipFailure(header) { return .failed(failure, header) }
+        if charts.any, let table = charts[header.feature] { return runStatechartSteps(action, table: table, via: via, policy: policy) }
         let place = place(of: header)
         let current = state(at: place)
         if let failure = checkPrecondition(header, current: current) { return .failed(failure, header) }

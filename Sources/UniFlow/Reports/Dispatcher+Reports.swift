@@ -72,7 +72,8 @@ extension Dispatcher: ReportContext {
                 object[name] = .string(featureName(action.feature))
             case (.text, .state):
                 let index = action[state: field]
-                if index >= 0 { object[name] = .string(stateName(index, feature: action.feature)) }
+                // A statechart's actions name nodes, not instance values (`statechartNodePath`).
+                if index >= 0 { object[name] = .string(charts.any ? statechartNodePath(index, feature: action.feature) ?? stateName(index, feature: action.feature) : stateName(index, feature: action.feature)) }
             case (.text, _) where field == .timer:
                 // Only on what a timer submitted; null for an anonymous timer.
                 if action.byTimer { object[name] = action.timer.map { .string(String(cString: $0)) } ?? .null }

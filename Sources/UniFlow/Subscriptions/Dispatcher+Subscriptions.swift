@@ -37,7 +37,8 @@ extension Dispatcher {
     /// is keyed, and a function that finds its states by name.
     func compile(_ filter: FilterExpression,
                  lookup: (String) -> (Int32, Bool, (String) -> Int?)?) throws(UniFlowError) -> CompiledFilter {
-        try CompiledFilter(filter, lookup: lookup)
+        if charts.any || !charts.registering.isEmpty { try refuseStatechartStateFilter(filter) }
+        return try CompiledFilter(filter, lookup: lookup)
     }
 
     /// Adds a subscription; its id is never 0 and never reused.

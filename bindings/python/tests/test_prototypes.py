@@ -252,7 +252,7 @@ def test_the_parser_reads_the_whole_header(header: Header) -> None:
         CType("uf_dispatcher", 1), CType("uf_report_fn"), CType("void", 1), free]
     assert header.functions["uf_version"] == (CType("const char", 1), [])
     assert set(header.callbacks) == {"uf_via_fn", "uf_subscriber_fn", "uf_report_fn", "uf_handler_fn",
-                                     "uf_watch_fn", "uf_interceptor_fn", "uf_record_fn"}
+                                     "uf_watch_fn", "uf_interceptor_fn", "uf_record_fn", "uf_service_fn"}
     assert {"uf_dispatcher", "uf_context", "uf_mutation", "uf_binding_call", "uf_watch_event",
             "uf_intercepted"} <= header.opaque
     assert header.enums == {"uf_action_kind", "uf_mutation_kind"}
@@ -308,7 +308,7 @@ def test_each_callback_type_matches_its_typedef(header: Header) -> None:
     package = {"uf_via_fn": _library.VIA_FN, "uf_subscriber_fn": _library.SUBSCRIBER_FN,
                "uf_report_fn": _library.REPORT_FN, "uf_handler_fn": _library.HANDLER_FN,
                "uf_watch_fn": _library.WATCH_FN, "uf_interceptor_fn": _library.INTERCEPTOR_FN,
-               "uf_record_fn": _library.RECORD_FN}
+               "uf_record_fn": _library.RECORD_FN, "uf_service_fn": _library.SERVICE_FN}
     assert set(package) == set(header.callbacks)
     for name, declared in package.items():
         assert same(declared, expected(header.callbacks[name], header)), \

@@ -47,6 +47,7 @@ from .errors import (
 from .instance import Instance
 from .intercept import Action, Veto
 from .mutation import BindingCall, Mutation
+from ._services import Invocation
 from .scenario import Scenario
 from .subscription import Interceptor, Subscription, Watch
 from .values import DECLINE, OK, QUEUED, REJECT, STOP, ActionKind, MutationKind, State
@@ -83,6 +84,7 @@ __all__ = [
     "Scenario",
     "Mutation",
     "BindingCall",
+    "Invocation",
     "State",
     "MutationKind",
     "ActionKind",

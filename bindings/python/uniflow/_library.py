@@ -45,6 +45,7 @@ __all__ = [
     "SUBSCRIBER_FN",
     "REPORT_FN",
     "HANDLER_FN",
+    "SERVICE_FN",
     "WATCH_FN",
     "INTERCEPTOR_FN",
 ]
@@ -85,6 +86,8 @@ HANDLER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 WATCH_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 # typedef int (*uf_interceptor_fn)(uf_intercepted *a, void *payload);
 INTERCEPTOR_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
+# typedef int (*uf_service_fn)(const uf_invocation *inv, void *payload);
+SERVICE_FN = CFUNCTYPE(c_int, c_void_p, c_void_p)
 
 
 class UfAction(Structure):
@@ -164,6 +167,15 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "uf_graph_dot": (c_int, [_P, c_char_p, _OUT]),
     # Instances and events
     "uf_instance_get": (c_int, [_P, c_char_p, c_char_p, _OUT]),
+    "uf_state_active": (c_int, [_P, c_char_p, c_char_p, c_char_p, POINTER(c_int)]),
+    "uf_register_service": (c_int, [_P, c_char_p, SERVICE_FN, SERVICE_FN, c_void_p, FREE_FN]),
+    "uf_invocation_feature": (c_char_p, [c_void_p]),
+    "uf_invocation_key": (c_char_p, [c_void_p]),
+    "uf_invocation_id": (c_char_p, [c_void_p]),
+    "uf_invocation_input_json": (c_char_p, [c_void_p]),
+    "uf_invocation_serial": (c_uint64, [c_void_p]),
+    "uf_service_done": (c_int, [_P, c_uint64, c_char_p]),
+    "uf_service_error": (c_int, [_P, c_uint64, c_char_p]),
     "uf_context_key": (c_char_p, [_P]),
     "uf_mutation_key": (c_char_p, [_P]),
     "uf_send": (c_int, [_P, c_char_p, c_char_p, c_char_p, c_char_p]),

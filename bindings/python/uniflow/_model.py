@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from ctypes import c_void_p
+from ctypes import byref, c_int, c_void_p
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Union
 
 from ._encoding import c_text as _c_text
@@ -32,6 +32,8 @@ class ModelAccess:
 
         def _text_result(self, fn: Callable[..., int], *args: Any) -> Optional[str]: ...
 
+        def _handle_or_raise(self) -> c_void_p: ...
+
     # -- definitions -----------------------------------------------------------------------
 
     @property
@@ -41,6 +43,20 @@ class ModelAccess:
         return json.loads(text) if text else {"features": []}
 
     # -- state -----------------------------------------------------------------------------
+
+    def state_active(self, feature: str, path: str, key: Optional[str] = None) -> bool:
+        """Whether the state ``path`` (``"Active.Playing"``, or a bare name unique in the
+        feature) is active in ``feature`` (its instance ``key``): on a statechart, a state
+        at any level; on a flat feature, the state it is in. ``False`` when the feature
+        (instance) is absent. :class:`uniflow.NotFound` for an unknown feature or state;
+        ``SchemaError`` for a bare name several states carry."""
+        out = c_int()
+        rc = require(self._lib, "uf_state_active")(
+            self._handle_or_raise(), _name(feature, "feature"),
+            None if key is None else _name(key, "key"), _name(path, "path"), byref(out))
+        if rc < 0:
+            self._finish(rc)
+        return out.value == 1
 
     def get(self, feature: str, key: Optional[str] = None) -> Optional[State]:
         """The state of ``feature`` (of its instance ``key``), or ``None`` when it is not

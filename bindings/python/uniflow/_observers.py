@@ -4,6 +4,7 @@ model bindings' handlers: the methods :class:`uniflow.Dispatcher` inherits from
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from ctypes import byref, c_uint64, c_void_p
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, cast
 from . import _callbacks
 from ._encoding import json_text as _json_text
 from ._encoding import name as _name
-from ._library import FREE_FN, REPORT_FN, require
+from ._library import FREE_FN, REPORT_FN, SERVICE_FN, require
+from ._services import Invocation, make_service
 from ._types import F
 from .errors import Status
 from .mutation import BindingCall, Mutation
@@ -186,6 +188,55 @@ class Observers:
                 self._keep.pop(token, None)
         if rc < 0:
             self._finish(rc)
+
+    # -- services ------------------------------------------------------------------------
+
+    def register_service(self, name: str, start: Callable[[Invocation], Any],
+                         stop: Optional[Callable[[Invocation], Any]] = None) -> None:
+        """Registers the service ``name`` that statechart states ``invoke`` (register it
+        before the definitions that name it).
+
+        ``start(inv)`` runs after the action that entered an invoking state, with an
+        :class:`uniflow.Invocation`; it reports the result later (or at once) with
+        ``inv.done(output)`` or ``inv.error(err)``. A negative int returned, or an
+        exception (re-raised from the outermost call), settles it as an error.
+        ``stop(inv)`` runs when the state is left before the service finished.
+        :class:`uniflow.AlreadyExists` for a name taken.
+        """
+        register = require(self._lib, "uf_register_service")
+        if not callable(start) or (stop is not None and not callable(stop)):
+            raise TypeError("a service's start and stop must be callable")
+        handle = self._handle_or_raise()
+        name_bytes = _name(name, "name")
+
+        def keep_error(exc: BaseException) -> None:
+            _callbacks.store_error(self._errors, exc, "service")
+
+        c_start = make_service(self._lib, self, keep_error, start)
+        c_stop = make_service(self._lib, self, keep_error, stop) if stop is not None else SERVICE_FN()
+        token = self._keep_callback((c_start, c_stop), (start, stop))
+        rc = register(handle, name_bytes, c_start, c_stop, token, _callbacks.RELEASE)
+        if rc < 0:
+            self._keep.pop(token, None)
+            self._finish(rc)
+
+    def service(self, name: str) -> Callable[[Callable[[Invocation], Any]], Callable[[Invocation], Any]]:
+        """``@d.service("fetch")``: :meth:`register_service` as a decorator (no ``stop``)."""
+        def decorate(start: Callable[[Invocation], Any]) -> Callable[[Invocation], Any]:
+            self.register_service(name, start)
+            return start
+        return decorate
+
+    def service_done(self, serial: int, output: Any = None) -> Status:
+        """Settles the invocation ``serial`` with ``output`` (its instance gets
+        ``xstate.done.actor.<id>``). A serial no longer running is no error."""
+        text = json.dumps(output).encode()
+        return self._finish(require(self._lib, "uf_service_done")(self._handle_or_raise(), serial, text))
+
+    def service_error(self, serial: int, error: Any = None) -> Status:
+        """Settles the invocation ``serial`` as failed (``xstate.error.actor.<id>``)."""
+        text = json.dumps(error).encode()
+        return self._finish(require(self._lib, "uf_service_error")(self._handle_or_raise(), serial, text))
 
     def register_handler(self, name: str, fn: Callable[[BindingCall], Any]) -> None:
         """Registers ``fn`` as the host handler ``name`` for model bindings' and event

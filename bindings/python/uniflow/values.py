@@ -49,6 +49,24 @@ class State(NamedTuple):
         """The state as the library writes it: ``{"state": name, "payload": payload}``."""
         return {"state": self.name, "payload": self.payload}
 
+    def active(self, path: str) -> bool:
+        """Whether the state ``path`` is active, read from :attr:`name`.
+
+        A statechart's name lists its active atomic states' paths, joined by
+        ``,`` (``"Sound.Audio.On,Sound.Video.Off"``): a state at any level is
+        active when it is one of them or an ancestor of one (``"Sound.Audio"``),
+        and a bare name (``"Audio"``) when it is part of one. A flat feature's
+        name is its one state. What the value alone cannot tell (a bare name
+        that several states carry) :meth:`Dispatcher.state_active` asks the
+        library.
+        """
+        for leaf in self.name.split(","):
+            if leaf == path or leaf.startswith(path + "."):
+                return True
+            if "." not in path and path in leaf.split("."):
+                return True
+        return False
+
 
 class _SpelledKind(IntEnum):
     """An ``IntEnum`` of a C enum that also equals its JSON spelling.

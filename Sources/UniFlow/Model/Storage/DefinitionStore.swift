@@ -77,7 +77,7 @@ struct DefinitionStore {
     /// Whether the hot tables hold everything the core needs of this definition
     /// apart from its text.
     static func isDescribedByTables(_ definition: FeatureDefinition) -> Bool {
-        definition.description == nil && definition.bindings.isEmpty && definition.events.isEmpty
+        definition.chart == nil && definition.description == nil && definition.bindings.isEmpty && definition.events.isEmpty
             && definition.states.allSatisfy { $0.description == nil && $0.fields.isEmpty && $0.timers.isEmpty && $0.events.isEmpty }
     }
 

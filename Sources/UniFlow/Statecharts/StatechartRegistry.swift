@@ -1,0 +1,94 @@
+/// The statechart features of a dispatcher and what the model stores of their
+/// instances.
+///
+/// The model keeps one `Int32` per instance for its state (`HotStorage`,
+/// `InstanceTable`). For a statechart feature that number indexes the feature's
+/// interned `StatechartInstance` values: the configuration in entry order, the
+/// history and the status. Everything that copies or restores a state number
+/// (batches' undo entries, staged calls, snapshots of slots) therefore carries
+/// the whole instance without knowing it is one, and the configuration string
+/// each value names lives as long as the dispatcher, as registered names do.
+struct StatechartRegistry {
+    /// Some statechart feature is registered: the one test flat features pay.
+    var any = false
+    /// The statechart features of the registration in progress (their bindings'
+    /// filters are compiled before they are added).
+    var registering: Set<String> = []
+    /// `uf_register_service`'s services and the invocations running.
+    var services = StatechartServices()
+    /// Services to stop and start once the action that decided it is announced.
+    var pendingServices: [(feature: Int32, key: String?, stops: [UInt64], starts: [StatechartServices.Invocation])] = []
+    /// By feature index.
+    private(set) var tables: [Int32: StatechartTable] = [:]
+    /// Microsteps of the action being processed beyond its first, committed and
+    /// waiting to be announced after it (`Dispatcher.announceStatechartSteps`).
+    var pending: [CommittedMutation] = []
+    /// `entered` and `exited` of recent statechart mutations, by `seq`
+    /// (mutation JSON reads them; the oldest are forgotten).
+    private var steps: [UInt64: StepPaths] = [:]
+    private var stepOrder: [UInt64] = []
+    static let keptSteps = 4096
+
+    struct StepPaths {
+        var entered: [String]
+        var exited: [String]
+        /// An internal microstep's action (`{"kind": "send", "event": E}` or `{"kind": "always"}`).
+        var action: JSONObject?
+    }
+
+    mutating func add(_ chart: Statechart, initial: Set<Int>?, feature: Int32) {
+        tables[feature] = StatechartTable(chart: chart, initial: initial)
+        any = true
+    }
+
+    subscript(feature: Int32) -> StatechartTable? {
+        get { tables[feature] }
+    }
+
+    /// The state number of an instance value, interned on first use.
+    mutating func intern(_ value: StatechartInstance, feature: Int32, arena: inout NameArena) throws(UniFlowError) -> Int32 {
+        try tables[feature]!.intern(value, arena: &arena)
+    }
+
+    mutating func noteStep(seq: UInt64, _ paths: StepPaths) {
+        steps[seq] = paths
+        stepOrder.append(seq)
+        if stepOrder.count > StatechartRegistry.keptSteps * 2 {
+            for old in stepOrder.prefix(StatechartRegistry.keptSteps) { steps[old] = nil }
+            stepOrder.removeFirst(StatechartRegistry.keptSteps)
+        }
+    }
+
+    func step(seq: UInt64) -> StepPaths? { steps[seq] }
+}
+
+/// One statechart feature: its chart and its interned instance values.
+struct StatechartTable {
+    let chart: Statechart
+    /// The nodes `initialize` may enter (with their descendants); nil: any.
+    let initial: Set<Int>?
+    private(set) var values: [StatechartInstance] = []
+    private var numbers: [StatechartInstance: Int32] = [:]
+    /// Each value's configuration string, as C borrows it.
+    private(set) var names: [CName] = []
+
+    init(chart: Statechart, initial: Set<Int>?) {
+        self.chart = chart
+        self.initial = initial
+    }
+
+    mutating func intern(_ value: StatechartInstance, arena: inout NameArena) throws(UniFlowError) -> Int32 {
+        if let known = numbers[value] { return known }
+        let number = Int32(values.count)
+        names.append(try arena.store(chart.configurationText(value.active)))
+        values.append(value)
+        numbers[value] = number
+        return number
+    }
+
+    /// Whether `initialize` may enter the node.
+    func allowsInitialization(into node: Int) -> Bool {
+        guard let initial else { return true }
+        return initial.contains { chart.isWithin(node, $0) }
+    }
+}

@@ -1,0 +1,141 @@
+import CUniFlow
+
+/// What an `invoke` declares: a service by name, the id its events carry, and
+/// the template of its input.
+struct StatechartInvoke {
+    var src: String
+    var id: String
+    var input: JSONValue?
+}
+
+/// The services a dispatcher knows (`uf_register_service`) and the invocations
+/// running now, each with a serial that is never reused.
+struct StatechartServices {
+    struct Service {
+        var start: HostCallback<uf_service_fn>
+        var stop: HostCallback<uf_service_fn>?
+    }
+
+    /// One running invocation of a statechart instance's state.
+    struct Invocation {
+        var serial: UInt64
+        var feature: Int32
+        /// The instance's key (nil for a single feature).
+        var key: String?
+        var node: Int
+        var index: Int
+        var id: String
+        var src: String
+        var input: JSONValue
+    }
+
+    private(set) var services: [String: Service] = [:]
+    /// Running invocations by serial.
+    private(set) var running: [UInt64: Invocation] = [:]
+    private var nextSerial: UInt64 = 1
+
+    func has(_ name: String) -> Bool { services[name] != nil }
+    func service(_ name: String) -> Service? { services[name] }
+
+    mutating func add(_ name: String, _ service: Service) throws(UniFlowError) {
+        guard services[name] == nil else { throw UniFlowError(.exists, "service '\(name)' is already registered") }
+        services[name] = service
+    }
+
+    mutating func start(_ invocation: Invocation) -> Invocation {
+        var started = invocation
+        started.serial = nextSerial
+        nextSerial += 1
+        running[started.serial] = started
+        return started
+    }
+
+    mutating func stop(_ serial: UInt64) -> Invocation? { running.removeValue(forKey: serial) }
+
+    /// The running invocations of one instance, in the order they started.
+    func invocations(feature: Int32, key: String?) -> [Invocation] {
+        running.values.filter { $0.feature == feature && $0.key == key }.sorted { $0.serial < $1.serial }
+    }
+
+    /// Every service's callbacks, to release once (the dispatcher is freed).
+    mutating func takeAll() -> [Service] {
+        defer { services.removeAll() }
+        return services.keys.sorted().map { services[$0]! }
+    }
+}
+
+/// What `const uf_invocation *` points to during a service's `start` or `stop`.
+struct InvocationRecord {
+    var feature: UnsafePointer<CChar>
+    var key: UnsafePointer<CChar>?
+    var id: UnsafePointer<CChar>
+    var input: UnsafePointer<CChar>
+    var serial: UInt64
+}
+
+extension Dispatcher {
+    func registerService(_ name: String, start: HostCallback<uf_service_fn>, stop: HostCallback<uf_service_fn>?) throws(UniFlowError) {
+        try refuseWhileClosing("uf_register_service")
+        guard DefinitionParser.isValidName(name) else { throw UniFlowError(.invalidArgument, "'\(name)' is not a valid service name") }
+        try charts.services.add(name, .init(start: start, stop: stop))
+    }
+
+    /// Calls a service's `start` or `stop` for an invocation.
+    private func call(_ fn: HostCallback<uf_service_fn>, _ invocation: StatechartServices.Invocation) -> Int32 {
+        let input = invocation.input.jsonText
+        let featureName = featureCName(invocation.feature)
+        return invocation.id.withCString { id in
+            input.withCString { inputText in
+                func run(_ key: UnsafePointer<CChar>?) -> Int32 {
+                    var record = InvocationRecord(feature: featureName, key: key, id: id, input: inputText, serial: invocation.serial)
+                    return withUnsafePointer(to: &record) { fn.function(OpaquePointer($0), fn.payload) }
+                }
+                if let key = invocation.key { return key.withCString { run($0) } }
+                return run(nil)
+            }
+        }
+    }
+
+    /// After a macrostep: stops the invocations of states it left, then starts
+    /// those of the invoking states it entered that are still active.
+    func runStatechartServices(feature: Int32, key: String?, stops: [UInt64], starts: [StatechartServices.Invocation]) {
+        for serial in stops {
+            guard let invocation = charts.services.stop(serial) else { continue }
+            if let stop = charts.services.service(invocation.src)?.stop { _ = call(stop, invocation) }
+        }
+        for pending in starts {
+            guard let service = charts.services.service(pending.src) else { continue }
+            let invocation = charts.services.start(pending)
+            if call(service.start, invocation) < 0 {
+                _ = try? serviceSettled(invocation.serial, error: true, value: .null)
+            }
+        }
+    }
+
+    /// `uf_service_done` / `uf_service_error`: the invocation's event, sent to
+    /// its instance (queued when called from a callback). A serial no longer
+    /// running is dropped (reported) and is not an error.
+    func serviceSettled(_ serial: UInt64, error: Bool, value: JSONValue) throws(UniFlowError) {
+        guard let invocation = charts.services.running[serial] else {
+            if reportingActive { report(.dropped, action: nil, failure: UniFlowError(.ok, "invocation \(serial) is no longer running")) }
+            return
+        }
+        // Settled once: a second done or error finds nothing running.
+        _ = charts.services.stop(serial)
+        let event = (error ? "xstate.error.actor." : "xstate.done.actor.") + invocation.id
+        let payload: JSONObject = error ? ["error": value] : ["output": value]
+        do throws(UniFlowError) {
+            _ = try submit(via: nil) { () throws(UniFlowError) -> ResolvedAction in
+                var action = ResolvedAction(kind: .send, feature: invocation.feature)
+                let extras = ActionExtras(payload: payload)
+                action.header.eventName = try extras.own(event)
+                if let key = invocation.key { action.header.key = try extras.own(key) }
+                action.header.carriesPayload = true
+                action.extras = extras
+                return action
+            }
+        } catch where error.status == .rejected {
+            // Taken by nothing: reported as the send was; the call itself succeeded.
+        }
+    }
+}
