@@ -514,10 +514,10 @@ static int command_check(const arguments *args) {
  * graph
  * ------------------------------------------------------------------------------ */
 
-/* A fresh dispatcher with every file of `files` registered, in order, or NULL
- * (the failing file reported) — for the commands that read definitions only. */
-static uf_dispatcher *registered_dispatcher(const char **files, int count) {
-    uf_dispatcher *d = new_dispatcher(NULL);
+/* A fresh dispatcher made with `options_json` (NULL: none) with every file of
+ * `files` registered, in order, or NULL (the failing file reported). */
+static uf_dispatcher *registered_dispatcher(const char *options_json, const char **files, int count) {
+    uf_dispatcher *d = new_dispatcher(options_json);
     if (d == NULL) return NULL;
     for (int i = 0; i < count; i++) {
         if (register_file(d, files[i]) != UF_OK) {
@@ -530,7 +530,7 @@ static uf_dispatcher *registered_dispatcher(const char **files, int count) {
 
 static int command_graph(const arguments *args) {
     if (args->count < 1) return usage_error("%s", "graph needs definition files");
-    uf_dispatcher *d = registered_dispatcher(args->operands, args->count);
+    uf_dispatcher *d = registered_dispatcher(NULL, args->operands, args->count);
     if (d == NULL) return 1;
     int status = 0;
     char *dot = NULL;
@@ -740,7 +740,7 @@ static int command_run(const arguments *args) {
 
 static int command_paths(const arguments *args) {
     if (args->count < 1) return usage_error("%s", "paths needs definition files");
-    uf_dispatcher *d = registered_dispatcher(args->operands, args->count);
+    uf_dispatcher *d = registered_dispatcher(NULL, args->operands, args->count);
     if (d == NULL) return 1;
     int status = 0;
     char *text = NULL;
@@ -877,25 +877,13 @@ static int wants_help(int argc, char **argv) {
  * ------------------------------------------------------------------------------ */
 
 #ifdef UNIFLOW_WITH_NATS
-static uf_dispatcher *partitioned_dispatcher(const char *options_json, const char **files, int count) {
-    uf_dispatcher *d = new_dispatcher(options_json);
-    if (d == NULL) return NULL;
-    for (int i = 0; i < count; i++) {
-        if (register_file(d, files[i]) != UF_OK) {
-            uf_dispatcher_free(d);
-            return NULL;
-        }
-    }
-    return d;
-}
-
 static int command_follow(const arguments *args) {
     if (args->count < 1) return usage_error("%s", "follow needs definition files");
     if (!args->nats) return usage_error("%s", "follow needs --nats URL");
     if (!args->model) return usage_error("%s", "follow needs --model NAME");
     if (!args->partitions) return usage_error("%s", "follow needs --partitions N");
     return follow_run(args->operands, args->count, args->nats, args->model, args->partitions,
-                      args->from_start, partitioned_dispatcher);
+                      args->from_start, registered_dispatcher);
 }
 #else
 static int command_follow(const arguments *args) {
