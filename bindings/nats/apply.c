@@ -70,11 +70,18 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
     }
     pthread_mutex_lock(&n->mu);
     ufn_note_seq(n, p, version, seq);
+    /* This node's own records, acknowledged, are in the dispatcher already:
+     * applying them would only wait for the dispatcher (busy with the next
+     * write) to say "duplicate". */
+    bool applied = seq != 0 && seq <= n->parts[p].applied_seq;
     pthread_mutex_unlock(&n->mu);
     const char *text = natsMsg_GetData(m);
-    int rc = uf_record_apply(n->d, text);
-    if (rc == UF_EGAP && ufn_load_snapshot(n, p) == UF_OK) rc = uf_record_apply(n->d, text);
-    if (rc == UF_OK && p == n->global) ufn_note_after(n, text);
+    int rc = UF_OK;
+    if (!applied) {
+        rc = uf_record_apply(n->d, text);
+        if (rc == UF_EGAP && ufn_load_snapshot(n, p) == UF_OK) rc = uf_record_apply(n->d, text);
+        if (rc == UF_OK && p == n->global) ufn_note_after(n, text);
+    }
     pthread_mutex_lock(&n->mu);
     if (rc == UF_OK) {
         ufn_note_applied(n, p, seq);
