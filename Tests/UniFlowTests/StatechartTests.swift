@@ -822,3 +822,22 @@ private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) ->
         #expect(h.lastError.contains("B is a statechart feature: filters naming its states are not supported yet"))
     }
 }
+
+@Suite struct StatechartGraphTests {
+    @Test func aStatechartIsDrawnAsNestedClusters() {
+        let h = Harness(player, sound)
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_graph_dot(h.d, "Player", &out) == UF_OK)
+        let dot = String(cString: out!)
+        uf_free(out)
+        #expect(dot.contains(#"subgraph "cluster_Player.Active" {"#))
+        #expect(dot.contains(#""Player.Active.Playing" [label="Playing", peripheries=2];"#))
+        #expect(dot.contains(#""Player.Active.Resume" [shape=circle, label="H"];"#))
+        #expect(dot.contains(#""Player.Stopped" -> "Player.Active.Playing" [label="on play", lhead="cluster_Player.Active"];"#))
+        #expect(dot.contains(#""Player.Active.Playing" -> "Player.Stopped" [label="always", style=dashed];"#))
+        #expect(uf_graph_dot(h.d, "Sound", &out) == UF_OK)
+        let parallel = String(cString: out!)
+        uf_free(out)
+        #expect(parallel.contains(#"style="rounded,dashed""#))
+    }
+}
