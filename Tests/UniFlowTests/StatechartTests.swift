@@ -841,3 +841,22 @@ private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) ->
         #expect(parallel.contains(#"style="rounded,dashed""#))
     }
 }
+
+@Suite struct StatechartServiceRestartTests {
+    @Test func aRestoreStartsTheServicesOfActiveInvokingStatesAgain() {
+        let h = Harness()
+        let log = ServiceLog()
+        #expect(registerService(h, "fetch", log) == UF_OK)
+        #expect(uf_register(h.d, #"{"feature": "F", "states": {"Idle": {}, "Loading": {"invoke": {"src": "fetch", "id": "get", "onDone": "Idle"}}}, "entry": []}"#) == UF_OK, "\(h.lastError)")
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK, "\(h.lastError)")
+        #expect(log.started.map(\.id) == ["get"])
+        #expect(uf_service_done(h.d, log.started[0].serial, nil) == UF_OK)
+        #expect(stateOf(h, "F") == "Idle")
+        // Restoring again stops what runs and starts anew, with a new serial.
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK)
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK)
+        #expect(log.started.count == 3)
+        #expect(log.stopped == [log.started[1].serial])
+        #expect(Set(log.started.map(\.serial)).count == 3)
+    }
+}
