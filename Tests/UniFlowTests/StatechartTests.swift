@@ -822,3 +822,41 @@ private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) ->
         #expect(h.lastError.contains("B is a statechart feature: filters naming its states are not supported yet"))
     }
 }
+
+@Suite struct StatechartGraphTests {
+    @Test func aStatechartIsDrawnAsNestedClusters() {
+        let h = Harness(player, sound)
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_graph_dot(h.d, "Player", &out) == UF_OK)
+        let dot = String(cString: out!)
+        uf_free(out)
+        #expect(dot.contains(#"subgraph "cluster_Player.Active" {"#))
+        #expect(dot.contains(#""Player.Active.Playing" [label="Playing", peripheries=2];"#))
+        #expect(dot.contains(#""Player.Active.Resume" [shape=circle, label="H"];"#))
+        #expect(dot.contains(#""Player.Stopped" -> "Player.Active.Playing" [label="on play", lhead="cluster_Player.Active"];"#))
+        #expect(dot.contains(#""Player.Active.Playing" -> "Player.Stopped" [label="always", style=dashed];"#))
+        #expect(uf_graph_dot(h.d, "Sound", &out) == UF_OK)
+        let parallel = String(cString: out!)
+        uf_free(out)
+        #expect(parallel.contains(#"style="rounded,dashed""#))
+    }
+}
+
+@Suite struct StatechartServiceRestartTests {
+    @Test func aRestoreStartsTheServicesOfActiveInvokingStatesAgain() {
+        let h = Harness()
+        let log = ServiceLog()
+        #expect(registerService(h, "fetch", log) == UF_OK)
+        #expect(uf_register(h.d, #"{"feature": "F", "states": {"Idle": {}, "Loading": {"invoke": {"src": "fetch", "id": "get", "onDone": "Idle"}}}, "entry": []}"#) == UF_OK, "\(h.lastError)")
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK, "\(h.lastError)")
+        #expect(log.started.map(\.id) == ["get"])
+        #expect(uf_service_done(h.d, log.started[0].serial, nil) == UF_OK)
+        #expect(stateOf(h, "F") == "Idle")
+        // Restoring again stops what runs and starts anew, with a new serial.
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK)
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK)
+        #expect(log.started.count == 3)
+        #expect(log.stopped == [log.started[1].serial])
+        #expect(Set(log.started.map(\.serial)).count == 3)
+    }
+}

@@ -72,7 +72,9 @@ struct DOTGraph {
     func render(only: Int? = nil) -> String {
         let drawn = only.map { [$0] } ?? Array(definitions.indices)
         var out = "digraph uniflow {\n"
-        out += "  graph [rankdir=LR, compound=true, fontname=\"Helvetica\", fontsize=12, nodesep=0.3, ranksep=0.45];\n"
+        // Nested clusters (statecharts) need Graphviz's newer ranking; flat drawings stay as they were.
+        let nested = drawn.contains { definitions[$0].chart != nil } ? " newrank=true," : ""
+        out += "  graph [rankdir=LR, compound=true,\(nested) fontname=\"Helvetica\", fontsize=12, nodesep=0.3, ranksep=0.45];\n"
         out += "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=11];\n"
         out += "  edge [fontname=\"Helvetica\", fontsize=9];\n"
         for f in drawn { out += cluster(f) }
@@ -143,6 +145,7 @@ struct DOTGraph {
 
     private func cluster(_ f: Int) -> String {
         let definition = definitions[f]
+        if let chart = definition.chart { return statechartCluster(definition, chart: chart) }
         var notes: [String] = []
         if definition.initial == nil { notes.append("any initial state") }
         if definition.transitions == nil { notes.append("any transition") }

@@ -103,6 +103,8 @@ extension Dispatcher: JournalContext {
         } else {
             time.armAllStateTimersAfresh(self)
         }
+        // Statecharts' services run again for the model now in (new serials).
+        if charts.any && partitioning == nil { restartStatechartServices() }
     }
 
     /// Installs a journal's mutations the way a restore does: no callbacks, no

@@ -112,6 +112,33 @@ extension Dispatcher {
         }
     }
 
+    /// After a restore or a replay: what ran is stopped, and every live
+    /// statechart instance starts the services of its active invoking states
+    /// again, with new serials (the model does not keep serials).
+    func restartStatechartServices() {
+        let running = charts.services.running.values.sorted { $0.serial < $1.serial }
+        if !running.isEmpty { runStatechartServices(feature: -1, key: nil, stops: running.map(\.serial), starts: []) }
+        var starts: [StatechartServices.Invocation] = []
+        forEachPlace { place in
+            guard let table = charts[place.feature] else { return }
+            let state = self.state(at: place)
+            guard state >= 0 else { return }
+            let value = table.values[Int(state)]
+            guard value.status == .active else { return }
+            let key = self.key(at: place).map { String(cString: $0) }
+            let data: JSONValue = ["feature": ["state": .string(table.chart.configurationText(value.active)),
+                                               "payload": .object(payload(at: place))], "model": modelJSON()]
+            for node in value.active.sorted() {
+                for (index, invoke) in table.chart.nodes[node].invokes.enumerated() {
+                    let input = invoke.input.map { (try? ActionTemplate.substitute($0, data: data)) ?? .null } ?? .null
+                    starts.append(.init(serial: 0, feature: place.feature, key: key, node: node, index: index,
+                                        id: invoke.id, src: invoke.src, input: input))
+                }
+            }
+        }
+        if !starts.isEmpty { runStatechartServices(feature: -1, key: nil, stops: [], starts: starts) }
+    }
+
     /// `uf_service_done` / `uf_service_error`: the invocation's event, sent to
     /// its instance (queued when called from a callback). A serial no longer
     /// running is dropped (reported) and is not an error.

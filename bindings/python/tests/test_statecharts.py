@@ -85,3 +85,15 @@ def test_stop_runs_when_the_state_is_left() -> None:
         assert len(stopped) == 1
         assert d.service_done(stopped[0], 1) == uniflow.Status.OK
         assert d.get("Fetch").name == "Idle"
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz's dot is not installed")
+def test_dot_accepts_a_statechart_drawn_as_nested_clusters() -> None:
+    import subprocess
+    with Dispatcher() as d:
+        d.register_service("fetch", lambda inv: None)
+        d.register([SOUND, FETCH])
+        text = d.graph()
+        assert 'subgraph "cluster_Sound.Audio"' in text and "newrank=true" in text
+        drawn = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True)
+        assert drawn.returncode == 0, drawn.stderr
