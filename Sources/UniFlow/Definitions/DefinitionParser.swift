@@ -76,18 +76,7 @@ enum DefinitionParser {
         // not as `states` missing.
         try checkKeys(object, allowed: featureKeys, at: path)
 
-        if let value = object["$schema"] { try schemaReference(value, at: "\(path).$schema") }
-        let name = try name(try required("feature", in: object, at: path), at: "\(path).feature")
-        let description = try optionalString(object["description"], at: "\(path).description")
-        var keyed = false
-        if let value = object["instances"] {
-            switch value {
-            case .string("single"): keyed = false
-            case .string("keyed"): keyed = true
-            default:
-                throw UniFlowError(.schema, "\(path).instances: expected \"single\" or \"keyed\", got \(value.jsonText)")
-            }
-        }
+        let (name, description, keyed) = try sharedKeys(object, path: path)
         let statesPath = "\(path).states"
         let statesJSON = try required("states", in: object, at: path)
         var states = try parseStates(statesJSON, at: statesPath)
@@ -140,7 +129,9 @@ enum DefinitionParser {
 
     /// A statechart feature: the keys every feature shares are read here, the
     /// states and their behaviour by `StatechartParser`.
-    private static func parseStatechartFeature(_ object: JSONObject, json: JSONValue, path: String) throws(UniFlowError) -> FeatureDefinition {
+    /// The keys flat and statechart features share: `$schema`, `feature`,
+    /// `description` and `instances` (keyed or not).
+    private static func sharedKeys(_ object: JSONObject, path: String) throws(UniFlowError) -> (name: String, description: String?, keyed: Bool) {
         if let value = object["$schema"] { try schemaReference(value, at: "\(path).$schema") }
         let name = try name(try required("feature", in: object, at: path), at: "\(path).feature")
         let description = try optionalString(object["description"], at: "\(path).description")
@@ -153,6 +144,11 @@ enum DefinitionParser {
                 throw UniFlowError(.schema, "\(path).instances: expected \"single\" or \"keyed\", got \(value.jsonText)")
             }
         }
+        return (name, description, keyed)
+    }
+
+    private static func parseStatechartFeature(_ object: JSONObject, json: JSONValue, path: String) throws(UniFlowError) -> FeatureDefinition {
+        let (name, description, keyed) = try sharedKeys(object, path: path)
         let (chart, states) = try StatechartParser.parseFeature(object, path: path)
         var bindings: [JSONValue] = []
         if let value = object["bindings"] {
