@@ -440,27 +440,25 @@ struct JSONTextReader: ~Copyable {
     }
 
     private mutating func push(_ value: consuming JSONValue) {
-        if valueCount == valueCapacity {
-            let grown = UnsafeMutablePointer<JSONValue>.allocate(capacity: valueCapacity * 2)
-            grown.moveInitialize(from: values, count: valueCount)
-            values.deallocate()
-            values = grown
-            valueCapacity *= 2
-        }
+        Self.makeRoom(&values, count: valueCount, capacity: &valueCapacity)
         (values + valueCount).initialize(to: value)
         valueCount += 1
     }
 
     private mutating func pushKey(_ key: consuming PendingKey) {
-        if keyCount == keyCapacity {
-            let grown = UnsafeMutablePointer<PendingKey>.allocate(capacity: keyCapacity * 2)
-            grown.moveInitialize(from: keys, count: keyCount)
-            keys.deallocate()
-            keys = grown
-            keyCapacity *= 2
-        }
+        Self.makeRoom(&keys, count: keyCount, capacity: &keyCapacity)
         (keys + keyCount).initialize(to: key)
         keyCount += 1
+    }
+
+    /// Doubles a full stack (the pending values, the pending keys).
+    private static func makeRoom<Element>(_ base: inout UnsafeMutablePointer<Element>, count: Int, capacity: inout Int) {
+        guard count == capacity else { return }
+        let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+        grown.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity *= 2
     }
 }
 
