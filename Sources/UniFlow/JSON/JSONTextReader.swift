@@ -134,13 +134,8 @@ struct JSONTextReader: ~Copyable {
         while true {
             guard let item = value(depth: depth + 1) else { return nil }
             push(item)
-            skipWhitespace()
-            guard at < end else { return nil }
-            let c = text[at]
-            at += 1
-            if c == UInt8(ascii: "]") { break }
-            guard c == UInt8(ascii: ",") else { return nil }
-            skipWhitespace()
+            guard let more = nextMember(closing: UInt8(ascii: "]")) else { return nil }
+            if !more { break }
         }
         // reserveCapacity and append, not Array(unsafeUninitializedCapacity:):
         // that one allocates through an unspecialized generic path that looks up
@@ -182,13 +177,8 @@ struct JSONTextReader: ~Copyable {
             skipWhitespace()
             guard let item = value(depth: depth + 1) else { return nil }
             push(item)
-            skipWhitespace()
-            guard at < end else { return nil }
-            let c = text[at]
-            at += 1
-            if c == UInt8(ascii: "}") { break }
-            guard c == UInt8(ascii: ",") else { return nil }
-            skipWhitespace()
+            guard let more = nextMember(closing: UInt8(ascii: "}")) else { return nil }
+            if !more { break }
         }
         let count = valueCount - first
         if count > Self.pairwiseKeys, !keysAreDistinct(from: firstKey, count: count) { return nil }
@@ -437,6 +427,19 @@ struct JSONTextReader: ~Copyable {
             default: return
             }
         }
+    }
+
+    /// After a container's member: true at a comma (another member follows),
+    /// false at `closing` (the container ends), nil at anything else.
+    private mutating func nextMember(closing: UInt8) -> Bool? {
+        skipWhitespace()
+        guard at < end else { return nil }
+        let c = text[at]
+        at += 1
+        if c == closing { return false }
+        guard c == UInt8(ascii: ",") else { return nil }
+        skipWhitespace()
+        return true
     }
 
     private mutating func push(_ value: consuming JSONValue) {
