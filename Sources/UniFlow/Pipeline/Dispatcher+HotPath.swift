@@ -36,6 +36,8 @@ extension Dispatcher {
     @inline(__always)
     func dispatchLocked(_ a: UnsafePointer<uf_action>, otherwise general: () throws(UniFlowError) -> ResolvedAction) -> Int32 {
         if let status = dispatchFast(a) { return status }
+        // A statechart's plain sends (Statecharts/Dispatcher+StatechartFastPath.swift).
+        if charts.any, let status = dispatchStatechartFast(a) { return status }
         do throws(UniFlowError) {
             if let failure = process(try general()) { return fail(failure) }
             return Status.ok.rawValue

@@ -51,6 +51,7 @@ extension Dispatcher {
         let slot = hot.features[Int(feature)]
         for s in 0..<Int(slot.stateCount) { hot.states.pointer(Int(slot.stateBase) + s).pointee.hasFields = true }
         charts.add(chart, initial: definition.chartInitial, feature: feature)
+        learnStatechartEventNames(feature)
     }
 
     /// Filters that name a state of a statechart feature would compare a
@@ -117,7 +118,7 @@ extension Dispatcher {
     /// `"entered"` and `"exited"` of a statechart mutation's JSON (and an
     /// internal microstep's action).
     func statechartMutationExtras(_ record: MutationRecord, into object: inout JSONObject) {
-        guard charts[record.feature] != nil, let step = charts.step(seq: record.seq) else { return }
+        guard charts[record.feature] != nil, let step = statechartStep(seq: record.seq) else { return }
         object["entered"] = .array(step.entered.map { .string($0) })
         object["exited"] = .array(step.exited.map { .string($0) })
         if let action = step.action, object["action"] != nil { object["action"] = .object(action) }
@@ -283,7 +284,12 @@ extension Dispatcher {
                 if let first { charts.pending.insert(first, at: 0) }
                 return .failed(failure, header)
             }
-            if let first { return .committed(first) }
+            if let first {
+                if header.kind == .send && !host.consulted && policy == .immediate && !header.byTimer {
+                    learnPlainSend(run, from: current, event: eventName, mutation: first, table: table)
+                }
+                return .committed(first)
+            }
             // Taken, and nothing changed at all (a targetless transition that
             // assigned nothing): an actualization with the same state.
             return .committed(try commitStatechartStep(header, kind: .actualization, at: place, from: current,
@@ -443,7 +449,7 @@ extension Dispatcher {
         mutation.oldPayload = oldPayload
         // Always an object while live: see the type's comment on the hot path.
         mutation.newPayload = value == nil ? nil : (payload ?? JSONObject())
-        if let paths { charts.noteStep(seq: model.seq &+ 1, paths) }
+        if let paths { noteStatechartStep(seq: model.seq &+ 1, paths) }
         if hot.journaling {
             do throws(UniFlowError) {
                 try journalMutation(mutation)
@@ -491,6 +497,9 @@ struct DispatcherStatechartHost: StatechartHost {
     let dispatcher: Dispatcher
     let header: ActionHeader
     let place: Place
+    /// A guard or an effect was evaluated: the macrostep's outcome may depend
+    /// on more than the configuration and the event's name (`StatechartStepCache`).
+    var consulted = false
 
     private func data(_ event: StatechartEvent, run: StatechartRun, params: JSONValue? = nil) -> JSONValue {
         var feature: JSONObject = ["state": .string(run.configurationText), "payload": .object(run.payload),
@@ -508,6 +517,7 @@ struct DispatcherStatechartHost: StatechartHost {
     private func prefix(_ event: StatechartEvent) -> String { "event '\(event.name)'" }
 
     mutating func guardHolds(_ t: StatechartTransition, event: StatechartEvent, run: StatechartRun) throws(UniFlowError) -> Bool {
+        consulted = true
         let data = data(event, run: run)
         if let rule = t.guardRule {
             let result: JSONValue
@@ -549,6 +559,7 @@ struct DispatcherStatechartHost: StatechartHost {
     }
 
     mutating func perform(_ effect: StatechartEffect, event: StatechartEvent, run: inout StatechartRun) throws(UniFlowError) {
+        consulted = true
         switch effect {
         case .assign(let fields):
             let data = data(event, run: run)

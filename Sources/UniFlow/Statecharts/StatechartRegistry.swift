@@ -23,11 +23,13 @@ struct StatechartRegistry {
     /// Microsteps of the action being processed beyond its first, committed and
     /// waiting to be announced after it (`Dispatcher.announceStatechartSteps`).
     var pending: [CommittedMutation] = []
-    /// `entered` and `exited` of recent statechart mutations, by `seq`
-    /// (mutation JSON reads them; the oldest are forgotten).
-    private var steps: [UInt64: StepPaths] = [:]
-    private var stepOrder: [UInt64] = []
-    static let keptSteps = 4096
+    /// `entered` and `exited` of the general path's recent mutations, by
+    /// `seq` modulo `StatechartStepCache.noteCount` (`HotStorage.chartSteps`
+    /// notes which `seq` each one is).
+    private var inlineSteps: [StepPaths?] = []
+    /// Those of plain sends (`StatechartStepCache`), one per distinct step.
+    private(set) var plainSteps: [StepPaths] = []
+    private var plainStepNumbers: [String: Int32] = [:]
 
     struct StepPaths {
         var entered: [String]
@@ -50,16 +52,25 @@ struct StatechartRegistry {
         try tables[feature]!.intern(value, arena: &arena)
     }
 
-    mutating func noteStep(seq: UInt64, _ paths: StepPaths) {
-        steps[seq] = paths
-        stepOrder.append(seq)
-        if stepOrder.count > StatechartRegistry.keptSteps * 2 {
-            for old in stepOrder.prefix(StatechartRegistry.keptSteps) { steps[old] = nil }
-            stepOrder.removeFirst(StatechartRegistry.keptSteps)
-        }
+    /// Keeps a general-path microstep's paths in the slot of its `seq`.
+    mutating func keepInline(seq: UInt64, _ paths: StepPaths) {
+        if inlineSteps.isEmpty { inlineSteps = Array(repeating: nil, count: StatechartStepCache.noteCount) }
+        inlineSteps[Int(truncatingIfNeeded: seq) & (StatechartStepCache.noteCount - 1)] = paths
     }
 
-    func step(seq: UInt64) -> StepPaths? { steps[seq] }
+    func inlineStep(seq: UInt64) -> StepPaths? {
+        inlineSteps.isEmpty ? nil : inlineSteps[Int(truncatingIfNeeded: seq) & (StatechartStepCache.noteCount - 1)]
+    }
+
+    /// The number of a plain send's paths (the same paths, the same number).
+    mutating func plainStepNumber(_ paths: StepPaths) -> Int32 {
+        let key = paths.entered.joined(separator: ",") + "|" + paths.exited.joined(separator: ",")
+        if let known = plainStepNumbers[key] { return known }
+        let number = Int32(plainSteps.count)
+        plainSteps.append(paths)
+        plainStepNumbers[key] = number
+        return number
+    }
 }
 
 /// One statechart feature: its chart and its interned instance values.
@@ -67,6 +78,11 @@ struct StatechartTable {
     let chart: Statechart
     /// The nodes `initialize` may enter (with their descendants); nil: any.
     let initial: Set<Int>?
+    /// The events its states take, numbered as `HotStorage.names` knows them
+    /// (in the feature's event scope), for `StatechartStepCache`.
+    let events: [String: Int32]
+    /// Some state (or the feature) declares fields.
+    let hasFields: Bool
     private(set) var values: [StatechartInstance] = []
     private var numbers: [StatechartInstance: Int32] = [:]
     /// Each value's configuration string, as C borrows it.
@@ -75,6 +91,12 @@ struct StatechartTable {
     init(chart: Statechart, initial: Set<Int>?) {
         self.chart = chart
         self.initial = initial
+        var events: [String: Int32] = [:]
+        for node in chart.nodes {
+            for (event, _) in node.on where events[event] == nil { events[event] = Int32(events.count) }
+        }
+        self.events = events
+        hasFields = chart.nodes.contains { !$0.fields.isEmpty }
     }
 
     mutating func intern(_ value: StatechartInstance, arena: inout NameArena) throws(UniFlowError) -> Int32 {

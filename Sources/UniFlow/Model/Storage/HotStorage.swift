@@ -138,6 +138,8 @@ struct HotStorage {
     var interceptingAll = false
     /// Some watch's selector may read any feature (a computed path).
     var watchingAll = false
+    /// Plain sends to statechart features, and which paths recent mutations had.
+    var chartSteps = StatechartStepCache()
 
     /// Up to this many states are found by comparing names in order; a feature
     /// with more has its states in the name table.
@@ -441,5 +443,6 @@ struct HotStorage {
         transitionBits.deallocate()
         transitionPairs.deallocate()
         names.deallocate()
+        chartSteps.deallocate()
     }
 }
