@@ -236,11 +236,11 @@ typedef struct topic {
 #define TOPIC_ENTRY(prefix) \
     {#prefix, prefix##_scenarios, prefix##_scenario_count, prefix##_modes, prefix##_mode_count}
 
-static topic topics[6];
+static topic topics[7];
 
 static void init_topics(void) {
     topic all[] = {TOPIC_ENTRY(core), TOPIC_ENTRY(time), TOPIC_ENTRY(instances), TOPIC_ENTRY(watch),
-                   TOPIC_ENTRY(events), TOPIC_ENTRY(partitions)};
+                   TOPIC_ENTRY(events), TOPIC_ENTRY(partitions), TOPIC_ENTRY(charts)};
     _Static_assert(sizeof all == sizeof topics, "topics");
     memcpy(topics, all, sizeof all);
 }

@@ -6,8 +6,8 @@
  * action scenarios of every topic interleaved, or one of the topics' modes.
  * The scenarios live in files by topic: scenarios_core.c (the first rounds' C
  * hot path, JSON path, threads and memory), scenarios_time.c,
- * scenarios_instances.c, scenarios_watch.c, scenarios_events.c and
- * scenarios_partitions.c.
+ * scenarios_instances.c, scenarios_watch.c, scenarios_events.c,
+ * scenarios_partitions.c and scenarios_charts.c.
  *
  * Include it first: it defines _GNU_SOURCE before any system header.
  */
@@ -203,6 +203,7 @@ TOPIC(instances)
 TOPIC(watch)
 TOPIC(events)
 TOPIC(partitions)
+TOPIC(charts)
 
 #undef TOPIC
 

@@ -211,6 +211,13 @@ ROWS = [
     Row(f"nats_catchup_{NATS_RECORDS}_ms", "12 NATS",
         f"a node joining after {NATS_RECORDS:,} records of 1,000 instances: new + start + sync (snapshots)",
         unit="ms", comparisons=[Comparison("", "value", target_max=5000)]),
+    # Statecharts (scenarios_charts.c): sends of "go" against the flat toggle.
+    Row("uf_chart_flat_beside", "13 Statecharts", "uf_short with a statechart feature registered next to T",
+        comparisons=[Comparison("uf_short", "ratio", target_max=1.1)]),
+    Row("uf_chart_nested_3", "13 Statecharts", "uf_dispatch send go: A<->B in a 3-level compound state",
+        comparisons=[Comparison("uf_short", "ratio", target_max=2.0), Comparison("uf_send_unguarded", "ratio")]),
+    Row("uf_chart_parallel_2", "13 Statecharts", "uf_dispatch send go: A<->B and C<->D in 2 parallel regions",
+        comparisons=[Comparison("uf_short", "ratio", target_max=3.0), Comparison("uf_send_unguarded", "ratio")]),
 ]
 
 # The runner alone, for a scenario whose prepare step (not timed) does work per
@@ -260,6 +267,9 @@ CALLGRIND_SCENARIOS = [
     ("uf_send_unguarded", 20_000, 60_000),
     ("uf_partitioned_submit", 2_000, 6_000),
     ("uf_record_apply_one", 2_000, 6_000, only_in("run_record_apply")),
+    ("uf_chart_flat_beside", 20_000, 60_000),
+    ("uf_chart_nested_3", 2_000, 6_000),
+    ("uf_chart_parallel_2", 2_000, 6_000),
 ]
 
 
