@@ -41,6 +41,8 @@ int ufn_subscribe_records(uf_nats_node *n) {
     return subscribe_from(n, 0);
 }
 
+static void wait_changed(uf_nats_node *n, int64_t until_ms);
+
 static uint32_t partition_of_subject(const char *subject) {
     const char *dot = strrchr(subject, '.');
     return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : UINT32_MAX;
@@ -74,6 +76,15 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
      * applying them would only wait for the dispatcher (busy with the next
      * write) to say "duplicate". */
     bool applied = seq != 0 && seq <= n->parts[p].applied_seq;
+    if (!applied && seq != 0) {
+        /* The echo of the record the sink is publishing, ahead of its
+         * acknowledgement: the outcome comes within the timeout. */
+        int64_t until = ufn_now_ms() + n->opt.timeout_ms + 100;
+        while (n->publishing && n->publishing_p == p && n->publishing_v == version && !n->stopping &&
+               ufn_now_ms() < until)
+            wait_changed(n, until);
+        applied = seq <= n->parts[p].applied_seq;
+    }
     pthread_mutex_unlock(&n->mu);
     const char *text = natsMsg_GetData(m);
     int rc = UF_OK;

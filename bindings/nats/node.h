@@ -127,6 +127,13 @@ struct uf_nats_node {
      * records pass the sink's lease check (the key was just won, or is let go). */
     bool writing_ownership;
     uint32_t ownership_p;
+    /* The record the sink is publishing (one at a time: the sink runs with the
+     * dispatcher held). Its echo may reach the apply thread before its
+     * acknowledgement reaches the sink; the apply thread then waits for the
+     * outcome rather than queue for the dispatcher to hear "duplicate". */
+    bool publishing;
+    uint32_t publishing_p;
+    uint64_t publishing_v;
     /* While start probes the dispatcher for its node name and incarnation. */
     bool probing;
     /* Records the apply thread could not apply (status JSON). */

@@ -71,6 +71,12 @@ int ufn_record_sink(const uf_record *r, void *payload) {
     bool blocked = n->parts[p].blocked;
     bool fresh = (n->writing_ownership && n->ownership_p == p) || ufn_lease_fresh(n, p, now);
     bool known = v == 1 || ufn_seq_of(n, p, v - 1, &expected);
+    bool sending = !blocked && fresh && known;
+    if (sending) {
+        n->publishing = true;
+        n->publishing_p = p;
+        n->publishing_v = v;
+    }
     pthread_mutex_unlock(&n->mu);
     if (blocked) {
         ufn_set_sink_detail("partition %u waits for the outcome of an earlier publish: nothing is written "
@@ -90,6 +96,7 @@ int ufn_record_sink(const uf_record *r, void *payload) {
         return UF_ECONFLICT;
     }
 
+    int status = UF_EUNAVAILABLE;
     size_t len = strlen(text);
     char subject[UFN_NAME_MAX + 32], id[96];
     ufn_record_subject(n, p, subject, sizeof subject);
@@ -97,7 +104,8 @@ int ufn_record_sink(const uf_record *r, void *payload) {
     natsMsg *msg = NULL;
     if (natsMsg_Create(&msg, subject, NULL, text, (int)len) != NATS_OK) {
         ufn_set_sink_detail("out of memory");
-        return UF_EUNAVAILABLE;
+        status = UF_EUNAVAILABLE;
+        goto done;
     }
     jsPubOptions po;
     jsPubOptions_Init(&po);
@@ -106,7 +114,7 @@ int ufn_record_sink(const uf_record *r, void *payload) {
     else po.ExpectLastSubjectSeq = expected;
 
     int64_t deadline = now + n->opt.timeout_ms;
-    int attempt = 0, status = UF_EUNAVAILABLE;
+    int attempt = 0;
     natsStatus s = NATS_OK;
     jsErrCode ec = 0;
     for (;;) {
@@ -133,6 +141,8 @@ int ufn_record_sink(const uf_record *r, void *payload) {
             ufn_note_seq(n, p, v, ack->Sequence);
             ufn_note_applied(n, p, ack->Sequence);
             n->parts[p].records_since_snapshot++;
+            n->publishing = false;
+            pthread_cond_broadcast(&n->changed);
             pthread_mutex_unlock(&n->mu);
             jsPubAck_Destroy(ack);
             if (p == n->global) ufn_note_after(n, text);
@@ -167,6 +177,12 @@ int ufn_record_sink(const uf_record *r, void *payload) {
     block(n, p);
 done:
     natsMsg_Destroy(msg);
+    if (status != UF_OK) {
+        pthread_mutex_lock(&n->mu);
+        n->publishing = false;
+        pthread_cond_broadcast(&n->changed);
+        pthread_mutex_unlock(&n->mu);
+    }
     return status;
 }
 
