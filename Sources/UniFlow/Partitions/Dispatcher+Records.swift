@@ -16,6 +16,8 @@ struct StagedCall {
     var actions: [ResolvedAction] = []
     /// An action of a batch failed: the whole call is undone, and writes nothing.
     var abandoned = false
+    /// Statechart services its macrosteps stop and start, once the record holds.
+    var charts = StagedCharts()
 }
 
 /// The record a sink is shown (`const uf_record *`): valid during the sink's call.
@@ -29,7 +31,7 @@ struct RecordView {
 enum RecordBody {
     /// What an outer call changed: its mutations, and the timer lines among
     /// them (each after the number of mutations before it).
-    case lines([CommittedMutation], timerLines: [(after: Int, line: JSONObject)])
+    case lines([CommittedMutation], timerLines: [(after: Int, line: JSONObject)], charts: StagedCharts = StagedCharts())
     /// A claim or a release by this node.
     case claim(String)
     case release(String)
@@ -120,15 +122,26 @@ extension Dispatcher {
             return .wroteNothing
         }
         let p = partitionWritten ?? partitioning!.global
-        let timerLines = batch!.timerLines
+        var timerLines = batch!.timerLines
+        let mutations = staged.committed.map(\.mutation)
+        // Statechart instances whose invocation settled since their last record.
+        var settled: [ChartInstanceRef] = []
+        if charts.any {
+            settled = charts.services.takeUnwritten { lives($0, in: p) }
+            if !settled.isEmpty {
+                timerLines += settledInvocationLines(settled, besides: mutations, staged.charts).map { (mutations.count, $0) }
+            }
+        }
         if staged.committed.isEmpty && timerLines.isEmpty {
             commitBatch()
+            if !staged.charts.isEmpty { runStagedServices(staged.charts) }
             return .wroteNothing
         }
-        let mutations = staged.committed.map(\.mutation)
-        if let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines), covering: covering) {
+        if let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines, charts: staged.charts), covering: covering) {
             undoBatch()
             while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
+            // Nothing of the call happened: no service stops or starts, and the next record lists what settled.
+            for instance in settled { charts.services.noteUnwritten(instance) }
             if reportingActive { report(.rejected, action: outer, failure: refused) }
             return .refused(refused)
         }
@@ -139,6 +152,8 @@ extension Dispatcher {
         keepForHome(p, version: partitioning![p].version) { mutations.map { homeMutation($0) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
+        // Services start after the commit: what they do must not happen for a call the log refused.
+        if !staged.charts.isEmpty { runStagedServices(staged.charts) }
         return .accepted
     }
 
@@ -179,9 +194,9 @@ extension Dispatcher {
         w.raw(",\"at\":")
         w.write(int: Int64(journalTime))
         switch body {
-        case .lines(let mutations, let timerLines):
+        case .lines(let mutations, let timerLines, let staged):
             w.raw(",\"lines\":[")
-            writeLines(mutations, timerLines: timerLines, to: &w)
+            writeLines(mutations, timerLines: timerLines, charts: staged, to: &w)
             w.raw(byte: UInt8(ascii: "]"))
         case .claim(let node):
             w.raw(",\"claim\":")
@@ -215,7 +230,8 @@ extension Dispatcher {
     /// A record's lines: each mutation's journal line with the action object
     /// of its reports (so that every node announces the same mutation), and the
     /// timer lines among them where they happened.
-    private func writeLines(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)], to w: inout JSONWriter) {
+    private func writeLines(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)], charts staged: StagedCharts,
+                            to w: inout JSONWriter) {
         var first = true
         func separate() {
             if !first { w.raw(byte: UInt8(ascii: ",")) }
@@ -237,8 +253,13 @@ extension Dispatcher {
                 w.raw(byte: UInt8(ascii: ":"))
                 w.write(value)
             }
+            // A statechart's line says what its instance runs, and what the microstep entered and left.
+            var action: JSONObject? = nil
+            if charts.any, charts[mutation.record.feature] != nil {
+                action = writeStatechartLineFields(mutation, line: i, staged: staged, to: &w)
+            }
             w.raw(",\"action\":")
-            w.write(.object(actionDescription(mutation.action)))
+            w.write(.object(action ?? actionDescription(mutation.action)))
             w.raw(byte: UInt8(ascii: "}"))
         }
         for line in timerLines[next...] {
