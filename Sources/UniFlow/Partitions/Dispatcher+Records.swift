@@ -122,7 +122,8 @@ extension Dispatcher {
             return .wroteNothing
         }
         let p = partitionWritten ?? partitioning!.global
-        var timerLines = batch!.timerLines
+        let ownTimerLines = batch!.timerLines
+        var timerLines = ownTimerLines
         let mutations = staged.committed.map(\.mutation)
         // Statechart instances whose invocation settled since their last record.
         var settled: [ChartInstanceRef] = []
@@ -148,7 +149,8 @@ extension Dispatcher {
         commitBatch()
         // The log has the record: the journal file follows it, and a line it
         // cannot write does not undo what the log holds.
-        if staged.journaling { try? journalBatch(mutations, timerLines: timerLines) }
+        // (Not the invocation lines: a journal's replay restarts services from the model.)
+        if staged.journaling { try? journalBatch(mutations, timerLines: ownTimerLines) }
         keepForHome(p, version: partitioning![p].version) { mutations.map { homeMutation($0) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
