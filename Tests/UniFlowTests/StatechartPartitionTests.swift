@@ -253,6 +253,20 @@ import Testing
         #expect(uf_service_done(a.h.d, aCalls.started[0].serial, "1") == UF_OK)
     }
 
+    @Test func aRestoreStartsServicesOnlyWhereThisNodeOwnsTheInstance() {
+        let log = TestLog()
+        let (a, calls) = Self.node("a", log)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        // Order[a] lives in partition 0 (a's), Order[b] in partition 1 (no node's).
+        #expect(uf_state_restore(a.h.d, #"{"Order": {"a": {"state": "Loading", "payload": {"n": 2}}, "b": {"state": "Loading", "payload": {"n": 3}}}}"#) == UF_OK,
+                "\(a.h.lastError)")
+        #expect(calls.started.map(\.input) == [#"{"n":2}"#])
+        #expect(a.h.state == #"{"Order":{"a":{"state":"Loading","payload":{"n":2},"invocations":[{"id":"get","src":"fetch","input":{"n":2}}]},"b":{"state":"Loading","payload":{"n":3},"invocations":[{"id":"get","src":"fetch","input":{"n":3}}]}}}"#)
+        // Claiming partition 1 starts Order[b]'s.
+        #expect(uf_partition_claim(a.h.d, 1) == UF_OK)
+        #expect(calls.started.map(\.input) == [#"{"n":2}"#, #"{"n":3}"#])
+    }
+
     @Test func aResultTakenByNothingIsARecordThatFollowersApply() {
         let quiet = #"""
         {"feature": "Order", "instances": "keyed", "states": {"Idle": {"on": {"load": "Loading"}},

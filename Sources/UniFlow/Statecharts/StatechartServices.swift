@@ -182,10 +182,13 @@ extension Dispatcher {
 
     /// After a restore or a replay: what ran is stopped, and every live
     /// statechart instance starts the services of its active invoking states
-    /// again, with new serials (the model does not keep serials).
+    /// again, with new serials (the model does not keep serials). On a
+    /// partitioned dispatcher only instances of partitions this node owns
+    /// start them; the others list them, as their owner runs them.
     func restartStatechartServices() {
         let running = charts.services.running.values.sorted { $0.serial < $1.serial }
         if !running.isEmpty { runStatechartServices(feature: -1, key: nil, stops: running.map(\.serial), starts: []) }
+        if partitioning != nil { _ = charts.services.takeMirrored { _ in true } }
         var starts: [StatechartServices.Invocation] = []
         forEachPlace { place in
             guard let table = charts[place.feature] else { return }
@@ -203,6 +206,14 @@ extension Dispatcher {
                                         id: invoke.id, src: invoke.src, input: input))
                 }
             }
+        }
+        if let table = partitioning {
+            var mirrored: [ChartInstanceRef: [StatechartServices.Invocation]] = [:]
+            for invocation in starts where !table.owns(table.partition(ofKey: invocation.key)) {
+                mirrored[ChartInstanceRef(feature: invocation.feature, key: invocation.key), default: []].append(invocation)
+            }
+            for (instance, list) in mirrored { charts.services.mirror(instance, list) }
+            starts.removeAll { !table.owns(table.partition(ofKey: $0.key)) }
         }
         if !starts.isEmpty { runStatechartServices(feature: -1, key: nil, stops: [], starts: starts) }
     }
