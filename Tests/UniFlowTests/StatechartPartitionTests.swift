@@ -80,6 +80,9 @@ import Testing
         #expect(a.h.state == #"{"Order":{"a":{"state":"Closed","payload":{"n":7},"history":{"Active.Resume":["Active.Paused"]},"status":"done"}}}"#)
         #expect(b.catchUp() == UF_OK)
         #expect(b.h.state == a.h.state)
+        #expect(a.h.submit(#"{"kind": "deinitialize", "feature": "Order", "key": "a"}"#) == UF_OK)
+        #expect(b.catchUp() == UF_OK)
+        #expect(b.h.state == "{}")
         // Effects ran at the writer only: the feature's entry once, Active's twice.
         #expect(aCalls.notes == 3)
         #expect(bCalls.notes == 0)
@@ -265,6 +268,25 @@ import Testing
         // Claiming partition 1 starts Order[b]'s.
         #expect(uf_partition_claim(a.h.d, 1) == UF_OK)
         #expect(calls.started.map(\.input) == [#"{"n":2}"#, #"{"n":3}"#])
+    }
+
+    @Test func deinitializingStopsTheServicesAndNothingIsLeftToStartAfterAClaim() {
+        let log = TestLog()
+        let (a, aCalls) = Self.node("a", log)
+        let (b, bCalls) = Self.node("b", log)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        #expect(a.h.submit(Self.initA) == UF_OK)
+        #expect(send(a, "load") == UF_OK)
+        #expect(b.catchUp() == UF_OK)
+        #expect(a.h.submit(#"{"kind": "deinitialize", "feature": "Order", "key": "a"}"#) == UF_OK)
+        #expect(aCalls.stopped == [aCalls.started[0].serial])
+        #expect(b.catchUp() == UF_OK)
+        #expect(b.h.state == "{}")
+        #expect(uf_partition_claim(b.h.d, 0) == UF_OK)
+        #expect(bCalls.started.isEmpty)
+        // Initialized again, the instance lists nothing it ran before.
+        #expect(b.h.submit(Self.initA) == UF_OK)
+        #expect(b.h.state == #"{"Order":{"a":{"state":"Idle","payload":{"n":1}}}}"#)
     }
 
     @Test func aResultTakenByNothingIsARecordThatFollowersApply() {

@@ -26,7 +26,7 @@ extension Dispatcher {
         case mutation(ForeignMutation)
         case timer(ForeignTimerLine)
         /// A statechart instance's invocations, changed without a mutation.
-        case invocations(ChartInstanceRef, [StatechartServices.Invocation])
+        case invocations(InvocationLine)
     }
 
     func applyRecord(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
@@ -118,8 +118,8 @@ extension Dispatcher {
                 if keeping { kept.append(homeMutation(installed, action: mutation.action)) }
             case .timer(let timer):
                 applyTimerLine(timer, partition: p)
-            case .invocations(let instance, let list):
-                charts.services.mirror(instance, list)
+            case .invocations(let line):
+                charts.services.mirror(line.instance, line.invocations)
             }
         }
         if p == global, let after { homes.committed(after) }
@@ -172,8 +172,7 @@ extension Dispatcher {
                     continue
                 }
                 if charts.any, line["kind"] == nil, line["invocations"] != nil {
-                    let (instance, list) = try checkedInvocationLine(line, partition: p)
-                    result.append(.invocations(instance, list))
+                    result.append(.invocations(try checkedInvocationLine(line, partition: p)))
                     continue
                 }
                 var fields = OrderedFields(line)

@@ -31,7 +31,7 @@ struct RecordView {
 enum RecordBody {
     /// What an outer call changed: its mutations, and the timer lines among
     /// them (each after the number of mutations before it).
-    case lines([CommittedMutation], timerLines: [(after: Int, line: JSONObject)], charts: StagedCharts = StagedCharts())
+    case lines([CommittedMutation], timerLines: [(after: Int, line: JSONObject)])
     /// A claim or a release by this node.
     case claim(String)
     case release(String)
@@ -122,23 +122,22 @@ extension Dispatcher {
             return .wroteNothing
         }
         let p = partitionWritten ?? partitioning!.global
-        let ownTimerLines = batch!.timerLines
-        var timerLines = ownTimerLines
-        let mutations = staged.committed.map(\.mutation)
-        // Statechart instances whose invocation settled since their last record.
+        var timerLines = batch!.timerLines
+        let ownTimerLines = timerLines.count
+        // Statechart instances whose invocation settled since their last record get a line of their own.
         var settled: [ChartInstanceRef] = []
-        if charts.any {
-            settled = charts.services.takeUnwritten { lives($0, in: p) }
-            if !settled.isEmpty {
-                timerLines += settledInvocationLines(settled, besides: mutations, staged.charts).map { (mutations.count, $0) }
-            }
-        }
+        if charts.any { settled = addSettledInvocationLines(&timerLines, partition: p, staged) }
         if staged.committed.isEmpty && timerLines.isEmpty {
             commitBatch()
-            if !staged.charts.isEmpty { runStagedServices(staged.charts) }
+            if charts.any { runStagedServices(staged.charts) }
             return .wroteNothing
         }
-        if let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines, charts: staged.charts), covering: covering) {
+        let mutations = staged.committed.map(\.mutation)
+        // The lines of statechart instances list the invocations this call's services leave.
+        if charts.any { charts.services.writing = staged.charts }
+        let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines), covering: covering)
+        if charts.any { charts.services.writing = StagedCharts() }
+        if let refused {
             undoBatch()
             while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
             // Nothing of the call happened: no service stops or starts, and the next record lists what settled.
@@ -148,14 +147,16 @@ extension Dispatcher {
         }
         commitBatch()
         // The log has the record: the journal file follows it, and a line it
-        // cannot write does not undo what the log holds.
-        // (Not the invocation lines: a journal's replay restarts services from the model.)
-        if staged.journaling { try? journalBatch(mutations, timerLines: ownTimerLines) }
+        // cannot write does not undo what the log holds. (Not the invocation
+        // lines: a journal's replay starts services from the model.)
+        if staged.journaling {
+            try? journalBatch(mutations, timerLines: timerLines.count == ownTimerLines ? timerLines : Array(timerLines.prefix(ownTimerLines)))
+        }
         keepForHome(p, version: partitioning![p].version) { mutations.map { homeMutation($0) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
         // Services start after the commit: what they do must not happen for a call the log refused.
-        if !staged.charts.isEmpty { runStagedServices(staged.charts) }
+        if charts.any { runStagedServices(staged.charts) }
         return .accepted
     }
 
@@ -196,9 +197,9 @@ extension Dispatcher {
         w.raw(",\"at\":")
         w.write(int: Int64(journalTime))
         switch body {
-        case .lines(let mutations, let timerLines, let staged):
+        case .lines(let mutations, let timerLines):
             w.raw(",\"lines\":[")
-            writeLines(mutations, timerLines: timerLines, charts: staged, to: &w)
+            writeLines(mutations, timerLines: timerLines, to: &w)
             w.raw(byte: UInt8(ascii: "]"))
         case .claim(let node):
             w.raw(",\"claim\":")
@@ -232,8 +233,7 @@ extension Dispatcher {
     /// A record's lines: each mutation's journal line with the action object
     /// of its reports (so that every node announces the same mutation), and the
     /// timer lines among them where they happened.
-    private func writeLines(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)], charts staged: StagedCharts,
-                            to w: inout JSONWriter) {
+    private func writeLines(_ mutations: [CommittedMutation], timerLines: [(after: Int, line: JSONObject)], to w: inout JSONWriter) {
         var first = true
         func separate() {
             if !first { w.raw(byte: UInt8(ascii: ",")) }
@@ -255,13 +255,13 @@ extension Dispatcher {
                 w.raw(byte: UInt8(ascii: ":"))
                 w.write(value)
             }
-            // A statechart's line says what its instance runs, and what the microstep entered and left.
-            var action: JSONObject? = nil
             if charts.any, charts[mutation.record.feature] != nil {
-                action = writeStatechartLineFields(mutation, line: i, staged: staged, to: &w)
+                // What the instance runs, what the microstep entered and left, its action.
+                writeStatechartLineTail(mutation, line: i, to: &w)
+            } else {
+                w.raw(",\"action\":")
+                w.write(.object(actionDescription(mutation.action)))
             }
-            w.raw(",\"action\":")
-            w.write(.object(action ?? actionDescription(mutation.action)))
             w.raw(byte: UInt8(ascii: "}"))
         }
         for line in timerLines[next...] {

@@ -65,9 +65,12 @@ extension Dispatcher {
     func settlementOwnership(_ serial: UInt64, error: Bool) -> UniFlowError? {
         guard let table = partitioning else { return nil }
         let instance: ChartInstanceRef
+        var what = "was stopped here"
         if let running = charts.services.running[serial] {
+            // Not expected: what runs here is stopped when the partition is lost.
             instance = ChartInstanceRef(feature: running.feature, key: running.key)
-            guard !table.owns(lives: instance, self) else { return nil }
+            guard !table.owns(table.partition(ofKey: instance.key)) else { return nil }
+            what = "is not this node's"
         } else if let orphan = charts.services.orphaned[serial] {
             instance = orphan
         } else {
@@ -77,10 +80,6 @@ extension Dispatcher {
         let subject = instance.key.map { "\(featureName(instance.feature))[\($0)]" } ?? featureName(instance.feature)
         let owner = table[p].owner.map { "owned by node '\($0.node)'" } ?? "owned by no node"
         let function = error ? "uf_service_error" : "uf_service_done"
-        return UniFlowError(.notOwner, "\(function): invocation \(serial) of \(subject) was stopped here: \(subject) lives in \(table.name(of: p)), \(owner)")
+        return UniFlowError(.notOwner, "\(function): invocation \(serial) of \(subject) \(what): \(subject) lives in \(table.name(of: p)), \(owner)")
     }
-}
-
-private extension PartitionTable {
-    func owns(lives instance: ChartInstanceRef, _ d: Dispatcher) -> Bool { owns(partition(ofKey: instance.key)) }
 }

@@ -19,11 +19,28 @@ struct StagedCharts {
 }
 
 /// A statechart mutation line as a follower reads it: besides its state and
-/// payload, what the writer's model lists for the instance.
-struct StatechartLine {
-    var invocations: [StatechartServices.Invocation]
-    var entered: [String]
-    var exited: [String]
+/// payload, what the writer's model lists for the instance. A class: a flat
+/// line carries nil, one word (`uf_record_apply_one` copies its lines).
+final class StatechartLine {
+    let invocations: [StatechartServices.Invocation]
+    /// The microstep's paths; nil when the writer's mutation had none (a deinitialization).
+    let paths: StatechartRegistry.StepPaths?
+
+    init(invocations: [StatechartServices.Invocation], paths: StatechartRegistry.StepPaths?) {
+        self.invocations = invocations
+        self.paths = paths
+    }
+}
+
+/// A record line that only says what a statechart instance's invocations are now.
+final class InvocationLine {
+    let instance: ChartInstanceRef
+    let invocations: [StatechartServices.Invocation]
+
+    init(instance: ChartInstanceRef, invocations: [StatechartServices.Invocation]) {
+        self.instance = instance
+        self.invocations = invocations
+    }
 }
 
 /// Statechart instances in records: the writer's lines carry `invocations`
@@ -33,17 +50,16 @@ struct StatechartLine {
 extension Dispatcher {
     // MARK: Writing
 
-    /// Before a statechart mutation's `action` in a record's line: the
-    /// instance's invocations once the line's macrostep holds, and the paths it
-    /// entered and exited. Returns the action the line carries (an internal
-    /// microstep's own, as its mutation shows it), nil for the outer action.
-    func writeStatechartLineFields(_ mutation: CommittedMutation, line i: Int, staged: StagedCharts,
-                                   to w: inout JSONWriter) -> JSONObject? {
+    /// The end of a statechart mutation's line in a record: the instance's
+    /// invocations once the line's macrostep holds, the paths the microstep
+    /// entered and exited, and its `action` (an internal microstep's own, as
+    /// its mutation shows it).
+    func writeStatechartLineTail(_ mutation: CommittedMutation, line i: Int, to w: inout JSONWriter) {
         let record = mutation.record
         let step = charts.step(seq: record.seq)
         if record.newState >= 0 {
             let key = record.key.map { String(cString: $0) }
-            let list = invocations(of: ChartInstanceRef(feature: record.feature, key: key), afterLine: i, staged)
+            let list = invocations(of: ChartInstanceRef(feature: record.feature, key: key), afterLine: i, charts.services.writing)
             if !list.isEmpty {
                 w.raw(",\"invocations\":")
                 w.write(.array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] }))
@@ -55,7 +71,8 @@ extension Dispatcher {
             w.raw(",\"exited\":")
             w.write(.array(step.exited.map { .string($0) }))
         }
-        return step?.action
+        w.raw(",\"action\":")
+        w.write(.object(step?.action ?? actionDescription(mutation.action)))
     }
 
     /// What runs for an instance once the call's macrosteps up to line `i`
@@ -91,14 +108,29 @@ extension Dispatcher {
         return lines
     }
 
+    /// Adds the lines of instances of partition `p` whose invocation settled
+    /// (`settledInvocationLines`) to a staged call's timer lines; returns those
+    /// instances (waiting again if the record is refused).
+    func addSettledInvocationLines(_ timerLines: inout [(after: Int, line: JSONObject)], partition p: Int,
+                                   _ staged: StagedCall) -> [ChartInstanceRef] {
+        let settled = charts.services.takeUnwritten { lives($0, in: p) }
+        guard !settled.isEmpty else { return [] }
+        let mutations = staged.committed.map(\.mutation)
+        timerLines += settledInvocationLines(settled, besides: mutations, staged.charts).map { (mutations.count, $0) }
+        return settled
+    }
+
     // MARK: Reading
 
     /// A statechart line's state (configuration, history, status) and payload,
     /// checked as a model's entry is, and what it lists besides.
     func statechartLine(_ line: JSONObject, feature: Int32, key: String?, kind: MutationKind,
                         name: String) throws(UniFlowError) -> (state: Int32, payload: JSONObject?, chart: StatechartLine) {
-        let entered = try paths(line["entered"], "entered"), exited = try paths(line["exited"], "exited")
-        guard kind != .deinitialization else { return (-1, nil, StatechartLine(invocations: [], entered: entered, exited: exited)) }
+        var steps: StatechartRegistry.StepPaths? = nil
+        if line["entered"] != nil || line["exited"] != nil {
+            steps = .init(entered: try paths(line["entered"], "entered"), exited: try paths(line["exited"], "exited"), action: nil)
+        }
+        guard kind != .deinitialization else { return (-1, nil, StatechartLine(invocations: [], paths: steps)) }
         var entry = line
         entry["entered"] = nil
         entry["exited"] = nil
@@ -106,7 +138,7 @@ extension Dispatcher {
             throw UniFlowError(.schema, "\(name) is not a statechart feature")
         }
         let list = try mirroredInvocations(line["invocations"], feature: feature, key: key, state: state, at: name)
-        return (state, payload, StatechartLine(invocations: list, entered: entered, exited: exited))
+        return (state, payload, StatechartLine(invocations: list, paths: steps))
     }
 
     private func paths(_ value: JSONValue?, _ key: String) throws(UniFlowError) -> [String] {
@@ -152,7 +184,7 @@ extension Dispatcher {
     }
 
     /// A line that only says what an instance's invocations are now.
-    func checkedInvocationLine(_ line: JSONObject, partition p: Int) throws(UniFlowError) -> (ChartInstanceRef, [StatechartServices.Invocation]) {
+    func checkedInvocationLine(_ line: JSONObject, partition p: Int) throws(UniFlowError) -> InvocationLine {
         guard let featureName = line["feature"]?.stringValue else { throw UniFlowError(.schema, "missing 'feature'") }
         let feature = try resolveFeature(featureName)
         guard charts[feature] != nil else { throw UniFlowError(.schema, "\(featureName) is not a statechart feature") }
@@ -163,8 +195,8 @@ extension Dispatcher {
         }
         let state = currentStatechartState(feature: feature, key: key)
         guard state >= 0 else { throw UniFlowError(.schema, "\(name) is not initialized on this node") }
-        return (ChartInstanceRef(feature: feature, key: key),
-                try mirroredInvocations(line["invocations"], feature: feature, key: key, state: state, at: name))
+        return InvocationLine(instance: ChartInstanceRef(feature: feature, key: key),
+                              invocations: try mirroredInvocations(line["invocations"], feature: feature, key: key, state: state, at: name))
     }
 
     private func currentStatechartState(feature: Int32, key: String?) -> Int32 {
@@ -187,7 +219,7 @@ extension Dispatcher {
             }
             if committed.oldPayload == nil && committed.record.oldState >= 0 { committed.oldPayload = JSONObject() }
         }
-        charts.noteStep(seq: committed.record.seq, .init(entered: line.entered, exited: line.exited, action: nil))
+        if let paths = line.paths { charts.noteStep(seq: committed.record.seq, paths) }
         charts.services.mirror(instance, line.invocations)
     }
 

@@ -43,6 +43,10 @@ struct StatechartServices {
     /// partition: settling one is `UF_ENOTOWNER` (the instance is processed
     /// elsewhere now), not a drop. Forgotten when this node owns the partition again.
     private(set) var orphaned: [UInt64: ChartInstanceRef] = [:]
+    /// While a staged call's record is written: what its macrosteps will stop
+    /// and start once the record holds (its lines list the invocations as they
+    /// will be then).
+    var writing = StagedCharts()
     /// On a partitioned dispatcher, instances whose invocation settled and
     /// that no record has listed since (their next record says so).
     private var unwritten: [ChartInstanceRef] = []
