@@ -308,6 +308,33 @@ import Testing
         #expect(b.h.state == a.h.state)
     }
 
+    @Test func aJournalOfAPartitionedWriterHasNoInvocationLinesAndReplays() {
+        let quiet = #"""
+        {"feature": "Order", "instances": "keyed", "states": {"Idle": {"on": {"load": "Loading"}},
+                    "Loading": {"invoke": {"src": "fetch", "id": "get"}}}}
+        """#
+        let path = temporaryPath("chart-partitions")
+        defer { unlink(path) }
+        do {
+            let a = Harness(options: #"{"partitions": 4, "node": "a", "journal": "\#(path)"}"#)
+            let calls = ServiceCalls()
+            #expect(calls.register(a, "fetch") == UF_OK)
+            #expect(uf_register(a.d, quiet) == UF_OK, "\(a.lastError)")
+            #expect(uf_partition_claim(a.d, 0) == UF_OK)
+            #expect(a.submit(Self.initA) == UF_OK)
+            #expect(uf_send(a.d, "Order", "a", "load", nil) == UF_OK)
+            #expect(uf_service_done(a.d, calls.started[0].serial, nil) == UF_OK)
+        }
+        let reader = Harness()
+        let calls = ServiceCalls()
+        #expect(calls.register(reader, "fetch") == UF_OK)
+        #expect(uf_register(reader.d, quiet) == UF_OK)
+        #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
+        // A replay starts the services of active invoking states again.
+        #expect(reader.state == #"{"Order":{"a":{"state":"Loading","payload":{},"invocations":[{"id":"get","src":"fetch","input":null}]}}}"#)
+        #expect(calls.started.count == 1)
+    }
+
     // MARK: 4. Timers
 
     static let kettle = #"""
