@@ -103,10 +103,21 @@ import Testing
         let snapshot = String(cString: out!)
         uf_free(out)
         let (c, cCalls) = Self.node("c", log)
+        // A snapshot whose instance invokes what its state does not is refused whole.
+        let bad = snapshot.replacingFirst(#""id":"get""#, with: #""id":"put""#)
+        #expect(uf_record_apply(c.h.d, bad) == UF_ESCHEMA)
+        #expect(c.h.lastError == "snapshot.Order[a].invocations[0]: no active state of Order[a] invokes 'fetch' as 'put'")
+        #expect(c.h.state == "{}")
         #expect(uf_record_apply(c.h.d, snapshot) == UF_OK, "\(c.h.lastError)")
         #expect(c.h.state == a.h.state)
         #expect(cCalls.started.isEmpty)
         #expect(cCalls.notes == 0)
+        // c takes over: the invocation the snapshot lists starts there.
+        #expect(uf_partition_release(a.h.d, 0) == UF_OK)
+        #expect(c.catchUp() == UF_OK)
+        #expect(uf_partition_claim(c.h.d, 0) == UF_OK)
+        #expect(cCalls.started.map(\.input) == [#"{"n":1}"#])
+        #expect(c.h.state == a.h.state)
     }
 
     @Test(arguments: [
@@ -408,6 +419,18 @@ import Testing
         #expect(b.h.timers == "[]")
         #expect(a.catchUp() == UF_OK)
         #expect(a.h.state == b.h.state)
+    }
+}
+
+extension String {
+    /// The text with its first `target` replaced (tests edit records' text).
+    func replacingFirst(_ target: String, with replacement: String) -> String {
+        let t = Array(utf8), r = Array(target.utf8)
+        guard r.count <= t.count else { return self }
+        for i in 0...(t.count - r.count) where Array(t[i..<(i + r.count)]) == r {
+            return String(decoding: t[..<i] + Array(replacement.utf8) + t[(i + r.count)...], as: UTF8.self)
+        }
+        return self
     }
 }
 

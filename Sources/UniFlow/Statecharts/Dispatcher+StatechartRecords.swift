@@ -175,7 +175,8 @@ extension Dispatcher {
                 }
             }
             guard let found else {
-                throw UniFlowError(.schema, "\(name).invocations[\(j)]: no active state of \(name) invokes '\(src)' as '\(id)'")
+                let subject = key.map { "\(featureName(feature))[\($0)]" } ?? featureName(feature)
+                throw UniFlowError(.schema, "\(name).invocations[\(j)]: no active state of \(subject) invokes '\(src)' as '\(id)'")
             }
             result.append(.init(serial: 0, feature: feature, key: key, node: found.node, index: found.index,
                                 id: id, src: src, input: object["input"] ?? .null))
