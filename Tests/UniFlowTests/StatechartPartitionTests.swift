@@ -346,6 +346,31 @@ import Testing
         #expect(calls.started.count == 1)
     }
 
+    @Test func aSingleStatechartFeatureLivesInTheGlobalPartitionWithItsServices() {
+        let single = #"""
+        {"feature": "Player", "states": {"Idle": {"on": {"load": "Loading"}},
+                    "Loading": {"invoke": {"src": "fetch", "id": "get", "onDone": "Idle"}}}}
+        """#
+        let log = TestLog()
+        let (a, aCalls) = Self.node("a", log, single)
+        let (b, bCalls) = Self.node("b", log, single)
+        #expect(uf_partition_claim(a.h.d, 4) == UF_OK)
+        #expect(a.h.submit(#"{"kind": "initialize", "feature": "Player", "into": "Idle"}"#) == UF_OK)
+        #expect(uf_send(a.h.d, "Player", nil, "load", nil) == UF_OK)
+        #expect(aCalls.started.map(\.id) == ["get"])
+        #expect(b.catchUp() == UF_OK)
+        #expect(b.h.state == #"{"Player":{"state":"Loading","payload":{},"invocations":[{"id":"get","src":"fetch","input":null}]}}"#)
+        #expect(uf_partition_release(a.h.d, 4) == UF_OK)
+        #expect(uf_service_done(a.h.d, aCalls.started[0].serial, nil) == UF_ENOTOWNER)
+        #expect(a.h.lastError == "uf_service_done: invocation \(aCalls.started[0].serial) of Player was stopped here: Player lives in the global partition (4), owned by no node")
+        #expect(b.catchUp() == UF_OK)
+        #expect(uf_partition_claim(b.h.d, 4) == UF_OK)
+        #expect(uf_service_done(b.h.d, bCalls.started[0].serial, nil) == UF_OK)
+        #expect(b.h.state == #"{"Player":{"state":"Idle","payload":{}}}"#)
+        #expect(a.catchUp() == UF_OK)
+        #expect(a.h.state == b.h.state)
+    }
+
     // MARK: 4. Timers
 
     static let kettle = #"""
