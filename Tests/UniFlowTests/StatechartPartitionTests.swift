@@ -203,6 +203,29 @@ import Testing
         #expect(calls.recordCounts == [2])
     }
 
+    @Test func aStateABatchEntersAndLeavesStartsNoServiceAndOneEnteredAgainStartsOne() {
+        let log = TestLog()
+        let (a, calls) = Self.node("a", log)
+        let (b, _) = Self.node("b", log)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        #expect(uf_submit_batch(a.h.d, #"""
+        [{"kind": "initialize", "feature": "Order", "key": "a", "into": "Idle"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "load"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "cancel"}]
+        """#) == UF_OK)
+        #expect(calls.started.isEmpty)
+        #expect(a.h.state == #"{"Order":{"a":{"state":"Idle","payload":{"n":1}}}}"#)
+        #expect(uf_submit_batch(a.h.d, #"""
+        [{"kind": "send", "feature": "Order", "key": "a", "event": "load"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "cancel"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "load"}]
+        """#) == UF_OK)
+        #expect(calls.started.count == 1)
+        #expect(a.h.state == #"{"Order":{"a":{"state":"Loading","payload":{"n":1},"invocations":[{"id":"get","src":"fetch","input":{"n":1}}]}}}"#)
+        #expect(b.catchUp() == UF_OK)
+        #expect(b.h.state == a.h.state)
+    }
+
     // MARK: 3. Claims, releases, results where the instance is not owned
 
     @Test func aReleaseStopsTheServicesAndAClaimStartsThemAgainWithNewSerials() {
@@ -444,6 +467,48 @@ import Testing
         #expect(b.h.timers == "[]")
         #expect(a.catchUp() == UF_OK)
         #expect(a.h.state == b.h.state)
+    }
+}
+
+/// Batches of a dispatcher without partitions: their services wait for the
+/// whole batch, as a partitioned one's wait for its record.
+@Suite struct StatechartBatchServices {
+    @Test func aBatchStartsServicesOnlyOnceItHoldsAndARolledBackOneStartsAndStopsNothing() {
+        let h = Harness()
+        let calls = ServiceCalls()
+        #expect(calls.register(h, "fetch") == UF_OK)
+        #expect(registerHandler(h, "note") { _ in 0 } == UF_OK)
+        #expect(uf_register(h.d, StatechartPartitions.order) == UF_OK)
+        // Started after the batch's mutations were announced.
+        var announced = 0
+        h.subscribe(nil) { _ in announced += 1; return 0 }
+        calls.recordsWhenStarted = { announced }
+        #expect(uf_submit_batch(h.d, #"""
+        [{"kind": "initialize", "feature": "Order", "key": "a", "into": "Idle"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "load"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "pause"}]
+        """#) == UF_REJECTED)
+        #expect(calls.started.isEmpty)
+        #expect(h.state == "{}")
+        #expect(uf_submit_batch(h.d, #"""
+        [{"kind": "initialize", "feature": "Order", "key": "a", "into": "Idle"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "load"}]
+        """#) == UF_OK)
+        #expect(calls.recordCounts == [2])
+        // A batch that leaves the state and then fails stops nothing.
+        let loading = h.state
+        #expect(uf_submit_batch(h.d, #"""
+        [{"kind": "send", "feature": "Order", "key": "a", "event": "cancel"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "pause"}]
+        """#) == UF_REJECTED)
+        #expect(calls.stopped.isEmpty)
+        #expect(h.state == loading)
+        #expect(uf_submit_batch(h.d, #"""
+        [{"kind": "send", "feature": "Order", "key": "a", "event": "cancel"},
+         {"kind": "send", "feature": "Order", "key": "a", "event": "load"}]
+        """#) == UF_OK)
+        #expect(calls.stopped == [calls.started[0].serial])
+        #expect(calls.started.count == 2)
     }
 }
 

@@ -9,20 +9,59 @@ import CUniFlow
 extension Dispatcher {
     /// Inside a staged call, after a macrostep: its services wait for the record.
     func stageStatechartServices() {
-        let after = staging!.committed.count
-        for next in charts.pendingServices {
-            staging!.charts.services.append(.init(after: after, instance: ChartInstanceRef(feature: next.feature, key: next.key),
-                                                  stops: next.stops, starts: next.starts))
+        staging!.charts.services += takePendingServices(after: staging!.committed.count)
+    }
+
+    /// What the last macrostep stops and starts, taken out to run later.
+    func takePendingServices(after: Int) -> [StagedCharts.Services] {
+        defer { charts.pendingServices.removeAll() }
+        return charts.pendingServices.map {
+            .init(after: after, instance: ChartInstanceRef(feature: $0.feature, key: $0.key), stops: $0.stops, starts: $0.starts)
         }
-        charts.pendingServices.removeAll()
     }
 
     /// The staged call's record is accepted (or it wrote none): services stop
-    /// and start as its macrosteps decided, in their order.
+    /// and start as its macrosteps decided.
     func runStagedServices(_ staged: StagedCharts) {
-        for entry in staged.services {
-            runStatechartServices(feature: entry.instance.feature, key: entry.instance.key, stops: entry.stops, starts: entry.starts)
+        guard !staged.services.isEmpty else { return }
+        runDeferredServices(staged.services)
+    }
+
+    /// Services several macrosteps decided, applied together once they all
+    /// hold (a staged call, a batch): what they stop, then what they start.
+    /// A later macrostep may have left a state whose service an earlier one
+    /// planned to start (it stopped nothing, as nothing ran yet), or entered
+    /// it again: a state starts its service once, and only if it is still
+    /// active when the services run.
+    func runDeferredServices(_ entries: [StagedCharts.Services]) {
+        var stops: [UInt64] = []
+        var starts: [StatechartServices.Invocation] = []
+        for entry in entries {
+            stops += entry.stops
+            for start in entry.starts {
+                starts.removeAll { $0.feature == start.feature && $0.key == start.key && $0.node == start.node && $0.index == start.index }
+                starts.append(start)
+            }
         }
+        starts.removeAll { !invokes($0.node, ChartInstanceRef(feature: $0.feature, key: $0.key)) }
+        runStatechartServices(feature: -1, key: nil, stops: stops, starts: starts)
+    }
+
+    /// Whether an instance is live, not done or failed, and in state `node`.
+    func invokes(_ node: Int, _ instance: ChartInstanceRef) -> Bool {
+        guard let value = chartValue(of: instance) else { return false }
+        return value.status == .active && value.active.contains(node)
+    }
+
+    /// An instance's statechart value (nil: not live).
+    func chartValue(of instance: ChartInstanceRef) -> StatechartInstance? {
+        var place = Place(feature: instance.feature)
+        if let key = instance.key {
+            guard let table = instanceTable(of: instance.feature) else { return nil }
+            place.instance = key.withCString { hot.instanceTables[Int(table)].find($0) }
+            guard place.instance >= 0 else { return nil }
+        }
+        return statechartInstance(state(at: place), feature: instance.feature)
     }
 
     /// This node owns `p` now: the invocations its copy of the partition lists

@@ -59,7 +59,8 @@ extension Dispatcher {
         let step = charts.step(seq: record.seq)
         if record.newState >= 0 {
             let key = record.key.map { String(cString: $0) }
-            let list = invocations(of: ChartInstanceRef(feature: record.feature, key: key), afterLine: i, charts.services.writing)
+            let list = invocations(of: ChartInstanceRef(feature: record.feature, key: key), afterLine: i, charts.services.writing,
+                                   value: statechartInstance(record.newState, feature: record.feature))
             if !list.isEmpty {
                 w.raw(",\"invocations\":")
                 w.write(.array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] }))
@@ -78,13 +79,20 @@ extension Dispatcher {
     /// What runs for an instance once the call's macrosteps up to line `i`
     /// hold: services change only between macrosteps, so a macrostep's
     /// microsteps before its last show what ran before it.
-    private func invocations(of instance: ChartInstanceRef, afterLine i: Int, _ staged: StagedCharts) -> [StatechartServices.Invocation] {
+    /// (As `runDeferredServices` will run them: a state's service once, and
+    /// only while the state is active in `value`, the instance at that line.)
+    private func invocations(of instance: ChartInstanceRef, afterLine i: Int, _ staged: StagedCharts,
+                             value: StatechartInstance?) -> [StatechartServices.Invocation] {
         var list = charts.services.invocations(feature: instance.feature, key: instance.key)
         for entry in staged.services where entry.after <= i + 1 && entry.instance == instance {
             list.removeAll { entry.stops.contains($0.serial) }
-            list += entry.starts
+            for start in entry.starts {
+                list.removeAll { $0.serial == 0 && $0.node == start.node && $0.index == start.index }
+                list.append(start)
+            }
         }
-        return list
+        guard let value, value.status == .active else { return [] }
+        return list.filter { value.active.contains($0.node) }
     }
 
     /// Lines for instances whose invocation settled (`uf_service_done` /
@@ -99,7 +107,7 @@ extension Dispatcher {
                 $0.record.feature == instance.feature && $0.record.key.map { String(cString: $0) } == instance.key
             }
             guard !written, currentStatechartState(feature: instance.feature, key: instance.key) >= 0 else { continue }
-            let list = invocations(of: instance, afterLine: mutations.count, staged)
+            let list = invocations(of: instance, afterLine: mutations.count, staged, value: chartValue(of: instance))
             var line: JSONObject = ["invocations": .array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] }),
                                     "feature": .string(featureName(instance.feature))]
             if let key = instance.key { line["key"] = .string(key) }
