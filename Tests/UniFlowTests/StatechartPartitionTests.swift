@@ -226,6 +226,27 @@ import Testing
         #expect(b.h.state == a.h.state)
     }
 
+    @Test func aServiceThatSettlesInsideStartIsAFurtherRecordAndAFailingStartAnError() {
+        let log = TestLog()
+        let (a, calls) = Self.node("a", log)
+        let (b, _) = Self.node("b", log)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        #expect(a.h.submit(Self.initA) == UF_OK)
+        calls.settleInStart = "9"
+        #expect(send(a, "load") == UF_OK)
+        // The load's record, then the result's: Loading, then Active with the output.
+        #expect(log.records[0]!.count == 4)
+        #expect(lines(log.records[0]![2])[0]["state"] == .string("Loading"))
+        #expect(a.h.state == #"{"Order":{"a":{"state":"Active.Playing","payload":{"n":9}}}}"#)
+        #expect(send(a, "stop") == UF_OK)
+        calls.settleInStart = nil
+        calls.startResult = -1
+        #expect(send(a, "load") == UF_OK)
+        #expect(a.h.state == #"{"Order":{"a":{"state":"Idle","payload":{"n":9},"history":{"Active.Resume":["Active.Playing"]}}}}"#)
+        #expect(b.catchUp() == UF_OK)
+        #expect(b.h.state == a.h.state)
+    }
+
     // MARK: 3. Claims, releases, results where the instance is not owned
 
     @Test func aReleaseStopsTheServicesAndAClaimStartsThemAgainWithNewSerials() {
@@ -532,15 +553,26 @@ final class ServiceCalls {
     /// Read at each start (how many records the log had then).
     var recordsWhenStarted: (() -> Int)?
     var recordCounts: [Int] = []
+    /// When set, `start` reports this output at once (`uf_service_done` inside `start`).
+    var settleInStart: String?
+    var startResult: Int32 = 0
+
+    /// The dispatcher `start` calls back into.
+    var dispatcher: UnsafeMutableRawPointer?
 
     func register(_ h: Harness, _ name: String) -> Int32 {
+        dispatcher = UnsafeMutableRawPointer(h.d)
         let box = Box<ServiceCalls>(self, freed: FreeCounter())
         return uf_register_service(h.d, name, { inv, payload in
             let calls = Unmanaged<Box<ServiceCalls>>.fromOpaque(payload!).takeUnretainedValue().value
             calls.started.append((uf_invocation_serial(inv), String(cString: uf_invocation_id(inv)),
                                   String(cString: uf_invocation_input_json(inv))))
             if let count = calls.recordsWhenStarted { calls.recordCounts.append(count()) }
-            return 0
+            if let output = calls.settleInStart {
+                let d = OpaquePointer(calls.dispatcher!)
+                precondition(uf_service_done(d, uf_invocation_serial(inv), output) == UF_QUEUED)
+            }
+            return calls.startResult
         }, { inv, payload in
             Unmanaged<Box<ServiceCalls>>.fromOpaque(payload!).takeUnretainedValue().value.stopped.append(uf_invocation_serial(inv))
             return 0
