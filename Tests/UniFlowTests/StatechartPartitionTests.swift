@@ -282,7 +282,7 @@ import Testing
         // A serial no longer running anywhere here stays a drop.
         a.h.reports.removeAll()
         #expect(uf_service_done(a.h.d, 999, nil) == UF_OK)
-        #expect(a.h.reports(  "dropped").count == 1)
+        #expect(a.h.reports("dropped") == [#"{"event":"dropped","status":"UF_OK","reason":"invocation 999 is no longer running"}"#])
         #expect(aCalls.started.count == 1)
     }
 
