@@ -1,10 +1,11 @@
 import CUniFlow
 
-/// Statechart services on a partitioned dispatcher (`docs/statecharts.md`, "On
-/// partitioned dispatchers"): they run only where the instance's partition is
-/// owned, start and stop only once the record of the macrostep that decided
-/// it is accepted, start again (new serials) when this node claims the
-/// partition, and stop when it stops owning it. Everywhere else the model
+/// Statechart services that wait past their macrostep, and who runs them
+/// (`docs/statecharts.md`, "On partitioned dispatchers"). A batch's services,
+/// and a partitioned call's, start and stop once all of it holds (its record
+/// accepted). On a partitioned dispatcher they run only where the instance's
+/// partition is owned: they start again (new serials) when this node claims
+/// the partition, and stop when it stops owning it. Everywhere else the model
 /// lists them as the log does, and nothing runs.
 extension Dispatcher {
     /// Inside a staged call, after a macrostep: its services wait for the record.

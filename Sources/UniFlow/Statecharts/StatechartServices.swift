@@ -69,10 +69,6 @@ struct StatechartServices {
 
     mutating func stop(_ serial: UInt64) -> Invocation? { running.removeValue(forKey: serial) }
 
-    /// Puts back an invocation whose result an outer call did not get into
-    /// the log (the record sink refused it): it runs still, and may settle again.
-    mutating func resume(_ invocation: Invocation) { running[invocation.serial] = invocation }
-
     /// The invocations of one instance: those running here, in the order they
     /// started, or (an instance another node processes) those its records list.
     func invocations(feature: Int32, key: String?) -> [Invocation] {
