@@ -468,6 +468,25 @@ import Testing
         #expect(seen.mutations.last.map(withoutSeq)?["action"] == ["kind": "transition", "feature": "Job", "key": "a", "into": "Running", "same": false, "timer": "start-a"])
     }
 
+    @Test func aPartitionSnapshotCarriesChartTimersAndDelayedSends() {
+        let log = TestLog()
+        let (a, _) = Self.node("a", log, Self.kettle)
+        #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
+        #expect(a.h.submit(Self.initA) == UF_OK)
+        #expect(send(a, "boil") == UF_OK)
+        #expect(uf_clock_advance(a.h.d, 100) == UF_OK)
+        var out: UnsafeMutablePointer<CChar>?
+        #expect(uf_partition_snapshot(a.h.d, 0, &out) == UF_OK)
+        let snapshot = String(cString: out!)
+        uf_free(out)
+        let (c, _) = Self.node("c", log, Self.kettle)
+        #expect(uf_clock_advance(c.h.d, 100) == UF_OK)
+        #expect(uf_record_apply(c.h.d, snapshot) == UF_OK, "\(c.h.lastError)")
+        #expect(c.h.timers == a.h.timers)
+        #expect(c.h.timers == #"[{"id":"Order[a]:send:timer","due_in_ms":200,"ms":300,"p":0},{"id":"Order[a]:Heating:after:0","due_in_ms":900,"ms":1000,"p":0}]"#)
+        #expect(c.h.state == a.h.state)
+    }
+
     @Test func aNewOwnerFiresTheChartTimerItsPredecessorArmedOnce() {
         let log = TestLog()
         let (a, _) = Self.node("a", log, Self.kettle)
