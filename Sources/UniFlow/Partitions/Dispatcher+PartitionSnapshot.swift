@@ -87,6 +87,10 @@ extension Dispatcher {
         }
         let after = HomeBindings.parse(record["after"])
         let timers = try snapshotTimers(snapshot["timers"])
+        let invocations = charts.any ? try mirrorSnapshotInvocations(modelJSON, partition: p) : []
+        // Nothing runs here for a partition another node owns (or none).
+        let wasMine = table.owns(p)
+        if charts.any && wasMine { stopServicesOfLost(p) }
         // What the partition has now leaves; what the snapshot has comes in.
         for place in places(of: p, table).reversed() where state(at: place) >= 0 {
             let keyed = instanceTable(of: place.feature) != nil
@@ -107,6 +111,12 @@ extension Dispatcher {
         }
         installSnapshotTimers(timers, partition: p)
         partitioning!.replace(p, version: version, hash: hash, owner: owner)
+        if charts.any {
+            // The partition's instances list what the snapshot's list.
+            _ = charts.services.takeMirrored { lives($0, in: p) }
+            for (instance, list) in invocations { charts.services.mirror(instance, list) }
+            if partitioning!.owns(p) { startServicesOfClaimed(p) }
+        }
         if let after { homes.committed(after) }
         changes.everything = true
         changes.any = true

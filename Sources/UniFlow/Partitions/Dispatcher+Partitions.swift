@@ -69,6 +69,8 @@ extension Dispatcher {
         }
         if let refused = writeRecord(partition: p, body: .claim(table.me.node)) { throw refused }
         partitioning!.setOwner(table.me, of: p)
+        // What the partition's statechart instances invoke runs here now.
+        if charts.any { startServicesOfClaimed(p) }
         fileTimersAwaitingOwner()
         runHomeBindings()
     }
@@ -83,6 +85,7 @@ extension Dispatcher {
         }
         if let refused = writeRecord(partition: p, body: .release(table.me.node)) { throw refused }
         partitioning!.setOwner(nil, of: p)
+        if charts.any { stopServicesOfLost(p) }
     }
 
     /// `[{"p": 0, "version": 12, "owner": "a" | null, "mine": true}, ...]`, the

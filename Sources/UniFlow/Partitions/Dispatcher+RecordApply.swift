@@ -17,12 +17,16 @@ extension Dispatcher {
         var state: Int32
         var payload: JSONObject?
         var action: JSONObject
+        /// A statechart instance's line: its invocations and paths (nil: a flat feature).
+        var chart: StatechartLine? = nil
     }
 
     /// One line of a record: a mutation, or what a timer did.
     private enum ForeignLine {
         case mutation(ForeignMutation)
         case timer(ForeignTimerLine)
+        /// A statechart instance's invocations, changed without a mutation.
+        case invocations(InvocationLine)
     }
 
     func applyRecord(_ text: UnsafePointer<CChar>) throws(UniFlowError) {
@@ -93,9 +97,11 @@ extension Dispatcher {
             guard claim?.stringValue == node || release?.stringValue == node else {
                 throw UniFlowError(.schema, "a claim or release must name the record's node '\(node)'")
             }
+            let wasMine = partitioning!.owns(p)
             partitioning!.advance(p, to: version, hash: hash)
             partitioning!.setOwner(claim != nil ? PartitionTable.Owner(node: node, incarnation: incarnation) : nil, of: p)
             if p == global, let after { homes.committed(after) }
+            if charts.any { ownershipMoved(p, wasMine: wasMine) }
             return
         }
         guard case .array(let lines) = try field(linesValue, "lines") else {
@@ -112,6 +118,8 @@ extension Dispatcher {
                 if keeping { kept.append(homeMutation(installed, action: mutation.action)) }
             case .timer(let timer):
                 applyTimerLine(timer, partition: p)
+            case .invocations(let line):
+                charts.services.mirror(line.instance, line.invocations)
             }
         }
         if p == global, let after { homes.committed(after) }
@@ -163,6 +171,10 @@ extension Dispatcher {
                     result.append(.timer(try checkedTimerLine(line)))
                     continue
                 }
+                if charts.any, line["kind"] == nil, line["invocations"] != nil {
+                    result.append(.invocations(try checkedInvocationLine(line, partition: p)))
+                    continue
+                }
                 var fields = OrderedFields(line)
                 let featureValue = fields["feature"], keyValue = fields["key"], kindValue = fields["kind"]
                 let stateValue = fields["state"], payloadValue = fields["payload"], actionValue = fields["action"]
@@ -181,7 +193,11 @@ extension Dispatcher {
                 let before = (i > 0 ? states[instance] : nil) ?? currentState(feature: feature, key: key)
                 var state: Int32 = -1
                 var payload: JSONObject? = nil
-                if kind != .deinitialization {
+                var chart: StatechartLine? = nil
+                if charts.any, charts[feature] != nil {
+                    // Configuration, history, status and payload, checked as a model's entry.
+                    (state, payload, chart) = try statechartLine(line, feature: feature, key: key, kind: kind, name: name())
+                } else if kind != .deinitialization {
                     guard let stateName = stateValue?.stringValue else { throw UniFlowError(.schema, "missing 'state'") }
                     state = try resolveState(stateName, of: feature)
                     guard let given = payloadValue?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }
@@ -200,7 +216,7 @@ extension Dispatcher {
                 }
                 if i + 1 < lines.count { states[instance] = state }
                 result.append(.mutation(ForeignMutation(kind: kind, feature: feature, key: key, state: state, payload: payload,
-                                                        action: actionValue?.objectValue ?? JSONObject())))
+                                                        action: actionValue?.objectValue ?? JSONObject(), chart: chart)))
             } catch {
                 // A name this model does not have makes the record one of another shape.
                 let failure = error.status == .notFound ? UniFlowError(.schema, error.message) : error
@@ -248,6 +264,7 @@ extension Dispatcher {
             var committed = try commit(header, kind: mutation.kind, at: place, from: current, payload: mutation.payload,
                                        policy: .immediate)
             committed.record.foreign = true
+            if let chart = mutation.chart { finishStatechartInstall(&committed, chart) }
             foreignAction = mutation.action
             defer { foreignAction = nil }
             announceToObservers(committed, subscribedBefore: registrationIDs.next)

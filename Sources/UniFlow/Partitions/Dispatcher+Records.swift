@@ -16,6 +16,8 @@ struct StagedCall {
     var actions: [ResolvedAction] = []
     /// An action of a batch failed: the whole call is undone, and writes nothing.
     var abandoned = false
+    /// Statechart services its macrosteps stop and start, once the record holds.
+    var charts = StagedCharts()
 }
 
 /// The record a sink is shown (`const uf_record *`): valid during the sink's call.
@@ -120,25 +122,41 @@ extension Dispatcher {
             return .wroteNothing
         }
         let p = partitionWritten ?? partitioning!.global
-        let timerLines = batch!.timerLines
+        var timerLines = batch!.timerLines
+        let ownTimerLines = timerLines.count
+        // Statechart instances whose invocation settled since their last record get a line of their own.
+        var settled: [ChartInstanceRef] = []
+        if charts.any { settled = addSettledInvocationLines(&timerLines, partition: p, staged) }
         if staged.committed.isEmpty && timerLines.isEmpty {
             commitBatch()
+            if charts.any { runStagedServices(staged.charts) }
             return .wroteNothing
         }
         let mutations = staged.committed.map(\.mutation)
-        if let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines), covering: covering) {
+        // The lines of statechart instances list the invocations this call's services leave.
+        if charts.any { charts.services.writing = staged.charts }
+        let refused = writeRecord(partition: p, body: .lines(mutations, timerLines: timerLines), covering: covering)
+        if charts.any { charts.services.writing = StagedCharts() }
+        if let refused {
             undoBatch()
             while let queued = queue.popFirst() { var via = queued.header.via; via?.release() }
+            // Nothing of the call happened: no service stops or starts, and the next record lists what settled.
+            for instance in settled { charts.services.noteUnwritten(instance) }
             if reportingActive { report(.rejected, action: outer, failure: refused) }
             return .refused(refused)
         }
         commitBatch()
         // The log has the record: the journal file follows it, and a line it
-        // cannot write does not undo what the log holds.
-        if staged.journaling { try? journalBatch(mutations, timerLines: timerLines) }
+        // cannot write does not undo what the log holds. (Not the invocation
+        // lines: a journal's replay starts services from the model.)
+        if staged.journaling {
+            try? journalBatch(mutations, timerLines: timerLines.count == ownTimerLines ? timerLines : Array(timerLines.prefix(ownTimerLines)))
+        }
         keepForHome(p, version: partitioning![p].version) { mutations.map { homeMutation($0) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }
         for entry in staged.committed { announceToObservers(entry.mutation, subscribedBefore: entry.subscribedBefore) }
+        // Services start after the commit: what they do must not happen for a call the log refused.
+        if charts.any { runStagedServices(staged.charts) }
         return .accepted
     }
 
@@ -237,8 +255,13 @@ extension Dispatcher {
                 w.raw(byte: UInt8(ascii: ":"))
                 w.write(value)
             }
-            w.raw(",\"action\":")
-            w.write(.object(actionDescription(mutation.action)))
+            if charts.any, charts[mutation.record.feature] != nil {
+                // What the instance runs, what the microstep entered and left, its action.
+                writeStatechartLineTail(mutation, line: i, to: &w)
+            } else {
+                w.raw(",\"action\":")
+                w.write(.object(actionDescription(mutation.action)))
+            }
             w.raw(byte: UInt8(ascii: "}"))
         }
         for line in timerLines[next...] {

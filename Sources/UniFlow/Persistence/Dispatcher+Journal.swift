@@ -104,7 +104,7 @@ extension Dispatcher: JournalContext {
             time.armAllStateTimersAfresh(self)
         }
         // Statecharts' services run again for the model now in (new serials).
-        if charts.any && partitioning == nil { restartStatechartServices() }
+        if charts.any { restartStatechartServices() }
     }
 
     /// Installs a journal's mutations the way a restore does: no callbacks, no

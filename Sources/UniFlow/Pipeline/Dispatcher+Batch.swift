@@ -106,10 +106,13 @@ extension Dispatcher {
         }
         var committed: [CommittedMutation] = []
         committed.reserveCapacity(actions.count)
+        // Statechart services stop and start once the whole batch holds.
+        var services: [StagedCharts.Services] = []
         for i in actions.indices {
             switch runSteps(actions[i], via: nil, policy: .batch) {
             case .failed(let failure, let header):
                 charts.pending.removeAll()
+                charts.pendingServices.removeAll()
                 throw rollBack(failure, at: i, reporting: header)
             case .triggered:
                 break
@@ -118,8 +121,7 @@ extension Dispatcher {
                 committed.append(mutation)
                 // A statechart's later microsteps are mutations of the batch too.
                 if !charts.pending.isEmpty { committed += charts.pending; charts.pending.removeAll() }
-                // Not undone by a rollback: started at once (docs/statecharts.md says so).
-                if !charts.pendingServices.isEmpty { finishStatechartAction(actions[i], policy: .batch) }
+                if !charts.pendingServices.isEmpty { services += takePendingServices(after: 0) }
                 batch!.committed = committed.count
             }
         }
@@ -149,6 +151,7 @@ extension Dispatcher {
             }
         }
         bindings.endBatchAnnouncement()
+        if !services.isEmpty { runDeferredServices(services) }
     }
 
     /// Puts back everything the batch changed, in reverse order.

@@ -346,6 +346,8 @@ extension Dispatcher {
     /// the services its macrostep stopped and started.
     func finishStatechartAction(_ action: ResolvedAction, policy: CommitPolicy) {
         if !charts.pending.isEmpty { announceStatechartSteps(action, policy: policy) }
+        // A partitioned dispatcher's services wait for the record (Dispatcher+StatechartOwnership.swift).
+        if policy == .staged { return stageStatechartServices() }
         while !charts.pendingServices.isEmpty {
             let next = charts.pendingServices.removeFirst()
             runStatechartServices(feature: next.feature, key: next.key, stops: next.stops, starts: next.starts)

@@ -33,6 +33,23 @@ struct StatechartServices {
     /// Running invocations by serial.
     private(set) var running: [UInt64: Invocation] = [:]
     private var nextSerial: UInt64 = 1
+    /// On a partitioned dispatcher, the invocations of instances this node does
+    /// not process (their partition is another node's, or no node's): known
+    /// from records and partition snapshots, listed in the model as the writer
+    /// lists them, never running here (serial 0). A partition's instances have
+    /// either running invocations (owned) or mirrored ones (not owned).
+    private(set) var mirrored: [ChartInstanceRef: [Invocation]] = [:]
+    /// Serials stopped because this node stopped owning their instance's
+    /// partition: settling one is `UF_ENOTOWNER` (the instance is processed
+    /// elsewhere now), not a drop. Forgotten when this node owns the partition again.
+    private(set) var orphaned: [UInt64: ChartInstanceRef] = [:]
+    /// While a staged call's record is written: what its macrosteps will stop
+    /// and start once the record holds (its lines list the invocations as they
+    /// will be then).
+    var writing = StagedCharts()
+    /// On a partitioned dispatcher, instances whose invocation settled and
+    /// that no record has listed since (their next record says so).
+    private var unwritten: [ChartInstanceRef] = []
 
     func has(_ name: String) -> Bool { services[name] != nil }
     func service(_ name: String) -> Service? { services[name] }
@@ -52,15 +69,66 @@ struct StatechartServices {
 
     mutating func stop(_ serial: UInt64) -> Invocation? { running.removeValue(forKey: serial) }
 
-    /// The running invocations of one instance, in the order they started.
+    /// The invocations of one instance: those running here, in the order they
+    /// started, or (an instance another node processes) those its records list.
     func invocations(feature: Int32, key: String?) -> [Invocation] {
-        running.values.filter { $0.feature == feature && $0.key == key }.sorted { $0.serial < $1.serial }
+        let list = running.values.filter { $0.feature == feature && $0.key == key }.sorted { $0.serial < $1.serial }
+        guard list.isEmpty, !mirrored.isEmpty else { return list }
+        return mirrored[ChartInstanceRef(feature: feature, key: key)] ?? []
+    }
+
+    /// What a record or a snapshot says an instance's invocations are (empty: none).
+    mutating func mirror(_ instance: ChartInstanceRef, _ list: [Invocation]) {
+        mirrored[instance] = list.isEmpty ? nil : list
+    }
+
+    /// The mirrored invocations of instances `filter` accepts, taken out (to
+    /// be started, or dropped with their instances).
+    mutating func takeMirrored(where filter: (ChartInstanceRef) -> Bool) -> [Invocation] {
+        var taken: [Invocation] = []
+        for instance in mirrored.keys.sorted(by: ChartInstanceRef.order) where filter(instance) {
+            taken += mirrored.removeValue(forKey: instance)!
+        }
+        return taken
+    }
+
+    /// Running invocations of instances `filter` accepts, in the order they started.
+    func runningInvocations(where filter: (ChartInstanceRef) -> Bool) -> [Invocation] {
+        running.values.filter { filter(ChartInstanceRef(feature: $0.feature, key: $0.key)) }.sorted { $0.serial < $1.serial }
+    }
+
+    mutating func noteUnwritten(_ instance: ChartInstanceRef) {
+        if !unwritten.contains(instance) { unwritten.append(instance) }
+    }
+
+    /// The instances waiting for a record that `filter` accepts, taken out.
+    mutating func takeUnwritten(where filter: (ChartInstanceRef) -> Bool) -> [ChartInstanceRef] {
+        guard !unwritten.isEmpty else { return [] }
+        let taken = unwritten.filter(filter)
+        unwritten.removeAll(where: filter)
+        return taken
+    }
+
+    mutating func orphan(_ serial: UInt64, of instance: ChartInstanceRef) { orphaned[serial] = instance }
+    mutating func forgetOrphans(where filter: (ChartInstanceRef) -> Bool) {
+        orphaned = orphaned.filter { !filter($0.value) }
     }
 
     /// Every service's callbacks, to release once (the dispatcher is freed).
     mutating func takeAll() -> [Service] {
         defer { services.removeAll() }
         return services.keys.sorted().map { services[$0]! }
+    }
+}
+
+/// A statechart instance (`key` nil: a single feature), as invocations are filed.
+struct ChartInstanceRef: Hashable {
+    var feature: Int32
+    var key: String?
+
+    /// Feature, then key: the order services are started in when a partition is claimed.
+    static func order(_ a: ChartInstanceRef, _ b: ChartInstanceRef) -> Bool {
+        (a.feature, a.key ?? "") < (b.feature, b.key ?? "")
     }
 }
 
@@ -114,10 +182,13 @@ extension Dispatcher {
 
     /// After a restore or a replay: what ran is stopped, and every live
     /// statechart instance starts the services of its active invoking states
-    /// again, with new serials (the model does not keep serials).
+    /// again, with new serials (the model does not keep serials). On a
+    /// partitioned dispatcher only instances of partitions this node owns
+    /// start them; the others list them, as their owner runs them.
     func restartStatechartServices() {
         let running = charts.services.running.values.sorted { $0.serial < $1.serial }
         if !running.isEmpty { runStatechartServices(feature: -1, key: nil, stops: running.map(\.serial), starts: []) }
+        if partitioning != nil { _ = charts.services.takeMirrored { _ in true } }
         var starts: [StatechartServices.Invocation] = []
         forEachPlace { place in
             guard let table = charts[place.feature] else { return }
@@ -136,6 +207,14 @@ extension Dispatcher {
                 }
             }
         }
+        if let table = partitioning {
+            var mirrored: [ChartInstanceRef: [StatechartServices.Invocation]] = [:]
+            for invocation in starts where !table.owns(table.partition(ofKey: invocation.key)) {
+                mirrored[ChartInstanceRef(feature: invocation.feature, key: invocation.key), default: []].append(invocation)
+            }
+            for (instance, list) in mirrored { charts.services.mirror(instance, list) }
+            starts.removeAll { !table.owns(table.partition(ofKey: $0.key)) }
+        }
         if !starts.isEmpty { runStatechartServices(feature: -1, key: nil, stops: [], starts: starts) }
     }
 
@@ -143,12 +222,15 @@ extension Dispatcher {
     /// its instance (queued when called from a callback). A serial no longer
     /// running is dropped (reported) and is not an error.
     func serviceSettled(_ serial: UInt64, error: Bool, value: JSONValue) throws(UniFlowError) {
+        if partitioning != nil, let failure = settlementOwnership(serial, error: error) { throw failure }
         guard let invocation = charts.services.running[serial] else {
             if reportingActive { report(.dropped, action: nil, failure: UniFlowError(.ok, "invocation \(serial) is no longer running")) }
             return
         }
         // Settled once: a second done or error finds nothing running.
         _ = charts.services.stop(serial)
+        // Followers learn it from the instance's next record, or from a line of its own.
+        if partitioning != nil { charts.services.noteUnwritten(ChartInstanceRef(feature: invocation.feature, key: invocation.key)) }
         let event = (error ? "xstate.error.actor." : "xstate.done.actor.") + invocation.id
         let payload: JSONObject = error ? ["error": value] : ["output": value]
         do throws(UniFlowError) {

@@ -325,7 +325,9 @@ extension Dispatcher {
             do throws(UniFlowError) {
                 try withTimerAction(text, id: idPointer) { action in
                     if reportingActive { report(.timerFired, action: action.header, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
-                    _ = process(action)
+                    // A partitioned firing's record is written after this returns
+                    // (`fireStaged`): its mutations' action must outlive the timer's text.
+                    _ = process(partitioning == nil ? action : ((try? action.owned()) ?? action))
                 }
             } catch {
                 if reportingActive { report(.timerRejected, action: nil, failure: error, details: ReportDetails(timer: idPointer, aboutTimer: true)) }
