@@ -56,7 +56,7 @@ extension Dispatcher {
     /// its mutation shows it).
     func writeStatechartLineTail(_ mutation: CommittedMutation, line i: Int, to w: inout JSONWriter) {
         let record = mutation.record
-        let step = charts.step(seq: record.seq)
+        let step = statechartStep(seq: record.seq)
         if record.newState >= 0 {
             let key = record.key.map { String(cString: $0) }
             let list = invocations(of: ChartInstanceRef(feature: record.feature, key: key), afterLine: i, charts.services.writing,
@@ -228,7 +228,7 @@ extension Dispatcher {
             }
             if committed.oldPayload == nil && committed.record.oldState >= 0 { committed.oldPayload = JSONObject() }
         }
-        if let paths = line.paths { charts.noteStep(seq: committed.record.seq, paths) }
+        if let paths = line.paths { noteStatechartStep(seq: committed.record.seq, paths) }
         charts.services.mirror(instance, line.invocations)
     }
 
