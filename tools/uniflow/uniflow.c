@@ -34,7 +34,9 @@
  * host code. The tool registers a placeholder for every handler the definitions
  * name: `check`, `graph` and `replay` never run it (nothing is submitted, or a
  * replay runs no bindings); under `run` it fails its binding (reported as
- * binding_rejected with UF_ECALLBACK, visible with --reporting).
+ * binding_rejected with UF_ECALLBACK, visible with --reporting), and answers
+ * "no" to a statechart's guard or effect. Services a statechart invokes get a
+ * placeholder that never settles.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -320,13 +322,23 @@ static int json_quoted(char *buf, size_t size, const char *text) {
  * ------------------------------------------------------------------------------ */
 
 static int placeholder_handler(uf_binding_call *call, void *payload) {
-    (void)call;
     (void)payload;
-    return -1;
+    /* A statechart's guard or effect (it has no mutation) gets "no": the guard
+     * fails and the effect assigns nothing, so that a path `uniflow paths`
+     * printed runs as it was found. A binding's handler fails its binding. */
+    return strcmp(uf_binding_call_mutation_json(call), "null") == 0 ? 0 : -1;
+}
+
+/* A statechart service: it runs until its state is left and never settles. */
+static int placeholder_service(const uf_invocation *inv, void *payload) {
+    (void)inv;
+    (void)payload;
+    return 0;
 }
 
 /* Registers a placeholder under every string a "call" member holds anywhere in
- * the definitions (event targets, given, then): adding them one refusal at a time
+ * the definitions (event targets, given, then, guards and effects), and a
+ * placeholder service under every "src" (an invoke's): adding them one refusal at a time
  * instead cost a whole registration per handler. A name the library refuses, or
  * one already registered, is left to uf_register to report. */
 static void add_placeholders(uf_dispatcher *d, json_t *value) {
@@ -336,6 +348,8 @@ static void add_placeholders(uf_dispatcher *d, json_t *value) {
         json_object_foreach(value, key, member) {
             if (strcmp(key, "call") == 0 && json_is_string(member)) {
                 (void)uf_register_handler(d, json_string_value(member), placeholder_handler, NULL, NULL);
+            } else if (strcmp(key, "src") == 0 && json_is_string(member)) {
+                (void)uf_register_service(d, json_string_value(member), placeholder_service, NULL, NULL, NULL);
             } else {
                 add_placeholders(d, member);
             }
