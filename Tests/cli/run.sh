@@ -201,6 +201,11 @@ unset UNIFLOW_PATHS_LIMIT
 for fixture in chart_nested chart_parallel chart_history chart_always chart_transitions; do
     check_ "paths_${fixture}_unguarded_end_in_their_state" sh ./paths_run.sh "$bin_dir" "defs/$fixture.json"
 done
+# Under run, a placeholder answers "no" to a statechart's guard (eject is
+# rejected) and its entry effect (openDevice) does nothing; a flat feature's
+# event guard still fails its send, as before statecharts.
+case_ run_chart_placeholders run defs/chart_nested.json chart_placeholders.jsonl
+case_ run_flat_guard_placeholder run defs/flat_guard.json flat_guard.jsonl
 # --- replay: the model `run` ended with
 case_ replay replay $defs "$tmp/journal.jsonl"
 # The writer died in the middle of its last line: that line is skipped.

@@ -321,12 +321,22 @@ static int json_quoted(char *buf, size_t size, const char *text) {
  * Placeholder handlers (see the comment at the top)
  * ------------------------------------------------------------------------------ */
 
+/* Whether a handler call is a statechart's guard or effect: it has no mutation,
+ * and its instance lists its active states (a flat event guard's does not). */
+static int statechart_call(const uf_binding_call *call) {
+    if (strcmp(uf_binding_call_mutation_json(call), "null") != 0) return 0;
+    json_t *given = json_loads(uf_binding_call_given_json(call), 0, NULL);
+    int chart = json_is_array(json_object_get(json_object_get(given, "feature"), "active"));
+    json_decref(given);
+    return chart;
+}
+
 static int placeholder_handler(uf_binding_call *call, void *payload) {
     (void)payload;
-    /* A statechart's guard or effect (it has no mutation) gets "no": the guard
-     * fails and the effect assigns nothing, so that a path `uniflow paths`
-     * printed runs as it was found. A binding's handler fails its binding. */
-    return strcmp(uf_binding_call_mutation_json(call), "null") == 0 ? 0 : -1;
+    /* A statechart's guard or effect gets "no": the guard fails and the effect
+     * assigns nothing, so that a path `uniflow paths` printed runs as it was
+     * found. Anything else fails, as it always has. */
+    return statechart_call(call) ? 0 : -1;
 }
 
 /* A statechart service: it runs until its state is left and never settles. */
