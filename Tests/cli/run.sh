@@ -189,7 +189,7 @@ case_ paths_chart_always paths defs/chart_always.json
 # Declared transitions (Open has no event into it), a delayed send, and a timer.
 case_ paths_chart_transitions paths defs/chart_transitions.json
 case_ paths_chart_unreachable paths defs/chart_unreachable.json
-# Services never settle under the tool: what only their results enter is not reached.
+# A service's result is a step ({"service_done": ...}, {"service_error": ...}).
 case_ paths_chart_invoke paths defs/chart_invoke.json
 # A flat feature beside a chart: each searched its own way.
 case_ paths_chart_beside_flat paths defs/beat.json defs/chart_always.json
@@ -198,7 +198,7 @@ case_ paths_chart_beside_flat paths defs/beat.json defs/chart_always.json
 export UNIFLOW_PATHS_LIMIT=200
 case_ paths_chart_limit paths defs/chart_limit.json
 unset UNIFLOW_PATHS_LIMIT
-for fixture in chart_nested chart_parallel chart_history chart_always chart_transitions; do
+for fixture in chart_nested chart_parallel chart_history chart_always chart_transitions chart_invoke; do
     check_ "paths_${fixture}_unguarded_end_in_their_state" sh ./paths_run.sh "$bin_dir" "defs/$fixture.json"
 done
 # Under run, a placeholder answers "no" to a statechart's guard (eject is
@@ -206,6 +206,9 @@ done
 # event guard still fails its send, as before statecharts.
 case_ run_chart_placeholders run defs/chart_nested.json chart_placeholders.jsonl
 case_ run_flat_guard_placeholder run defs/flat_guard.json flat_guard.jsonl
+# Lines that settle a placeholder service: the newest running invocation of that
+# id on that instance; one that names none, or has an unknown member, is refused.
+case_ run_chart_services run defs/chart_invoke.json chart_services.jsonl
 # --- replay: the model `run` ended with
 case_ replay replay $defs "$tmp/journal.jsonl"
 # The writer died in the middle of its last line: that line is skipped.

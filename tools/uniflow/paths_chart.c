@@ -7,7 +7,8 @@
  * configurations, history, payloads and running invocations, and the armed
  * timers as their remaining time), and its edges are what `uniflow run` can do
  * next: send each event the chart names, advance the manual clock to the next
- * timer, or take a declared `transitions` entry. Before each try the node's
+ * timer, settle a running service (done or failed, with null), or take a
+ * declared `transitions` entry. Before each try the node's
  * path runs again on an empty model (see restore_node). The search is breadth-first,
  * so the first path to reach a state is as short as any; of two as short, an
  * unguarded one wins. A state counts as reached when a mutation entered it or
@@ -19,8 +20,9 @@
  * assigns nothing, a binding's `given` does not hold), as `uniflow run`'s
  * placeholders do for statecharts; a step that asked a handler is tried again
  * with every handler answering "yes", and when that ends elsewhere, it is a
- * second, *guarded* step (it relies on the host's answer). Services never
- * settle: a state entered only by a service's result is not reached.
+ * second, *guarded* step (it relies on the host's answer). Services run until
+ * a step settles them ({"service_done": ID, ...}, as `uniflow run` reads it:
+ * run_services.c) or their state is left.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -177,9 +179,20 @@ static json_t *zero_value(json_t *declaration) {
  * Host stubs
  * ------------------------------------------------------------------------------ */
 
+/* A service invocation the stubs see running. */
+typedef struct invocation {
+    uint64_t serial;
+    char *id;
+    char *feature;
+    char *key; /* NULL for a single feature */
+} invocation;
+
 typedef struct host {
     int answer; /* what every handler answers: 0 or 1 */
     int asked;  /* how many times a handler was asked since the last reset */
+    invocation *running;
+    int running_count;
+    int running_capacity;
 } host;
 
 static int stub_handler(uf_binding_call *call, void *payload) {
@@ -189,10 +202,54 @@ static int stub_handler(uf_binding_call *call, void *payload) {
     return h->answer;
 }
 
-static int stub_service(const uf_invocation *inv, void *payload) {
-    (void)inv;
-    (void)payload;
-    return 0; /* runs until its state is left */
+static void forget_invocation(host *h, int i) {
+    free(h->running[i].id);
+    free(h->running[i].feature);
+    free(h->running[i].key);
+    h->running[i] = h->running[--h->running_count];
+}
+
+/* A service runs until a step settles it or its state is left. */
+static int stub_start(const uf_invocation *inv, void *payload) {
+    host *h = payload;
+    if (h->running_count == h->running_capacity) h->running = grow(h->running, &h->running_capacity, sizeof(invocation));
+    const char *key = uf_invocation_key(inv);
+    h->running[h->running_count++] = (invocation){uf_invocation_serial(inv), strdup(uf_invocation_id(inv)),
+                                                  strdup(uf_invocation_feature(inv)), key ? strdup(key) : NULL};
+    return 0;
+}
+
+static int stub_stop(const uf_invocation *inv, void *payload) {
+    host *h = payload;
+    for (int i = 0; i < h->running_count; i++) {
+        if (h->running[i].serial == uf_invocation_serial(inv)) {
+            forget_invocation(h, i);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Settles the newest running invocation a step line names ({"service_done":
+ * ID, "feature": F, "key": K} or "service_error"), as `uniflow run` does. */
+static int settle(uf_dispatcher *d, host *h, const char *line) {
+    json_t *value = json_loads(line, 0, NULL);
+    int done = json_object_get(value, "service_done") != NULL;
+    const char *id = json_string_value(json_object_get(value, done ? "service_done" : "service_error"));
+    const char *feature = json_string_value(json_object_get(value, "feature"));
+    const char *key = json_string_value(json_object_get(value, "key"));
+    int status = UF_ENOTFOUND;
+    for (int i = h->running_count; id != NULL && feature != NULL && i-- > 0;) {
+        const invocation *r = &h->running[i];
+        if (strcmp(r->id, id) != 0 || strcmp(r->feature, feature) != 0) continue;
+        if ((r->key == NULL) != (key == NULL) || (key != NULL && strcmp(r->key, key) != 0)) continue;
+        uint64_t serial = r->serial;
+        forget_invocation(h, i);
+        status = done ? uf_service_done(d, serial, NULL) : uf_service_error(d, serial, NULL);
+        break;
+    }
+    json_decref(value);
+    return status;
 }
 
 /* Registers a stub under every handler (`call`) and service (`src`) name. */
@@ -204,7 +261,7 @@ static void add_stubs(uf_dispatcher *d, host *h, json_t *value) {
             if (strcmp(key, "call") == 0 && json_is_string(member)) {
                 (void)uf_register_handler(d, json_string_value(member), stub_handler, h, NULL);
             } else if (strcmp(key, "src") == 0 && json_is_string(member)) {
-                (void)uf_register_service(d, json_string_value(member), stub_service, NULL, NULL, NULL);
+                (void)uf_register_service(d, json_string_value(member), stub_start, stub_stop, h, NULL);
             } else {
                 add_stubs(d, h, member);
             }
@@ -318,9 +375,11 @@ static char *current_key(uf_dispatcher *d) {
     return key;
 }
 
-/* Runs a line a path holds: an action, or {"advance_ms": N}. */
-static int run_line(uf_dispatcher *d, const char *line) {
-    if (strncmp(line, "{\"advance_ms\":", 14) == 0) return uf_clock_advance(d, strtoull(line + 14, NULL, 10));
+/* Runs a line a path holds: an action, {"advance_ms": N} or a service's result. */
+static int run_line(uf_dispatcher *d, host *h, const char *line) {
+    static const char advance[] = "{\"advance_ms\":", service[] = "{\"service_";
+    if (strncmp(line, advance, sizeof advance - 1) == 0) return uf_clock_advance(d, strtoull(line + sizeof advance - 1, NULL, 10));
+    if (strncmp(line, service, sizeof service - 1) == 0) return settle(d, h, line);
     return uf_submit(d, line);
 }
 
@@ -340,7 +399,7 @@ static int restore_node(search *s, int index) {
         while (status >= 0 && n > 0) {
             const node *step = &s->nodes[chain[--n]];
             s->h.answer = step->answer;
-            status = run_line(s->d, step->step);
+            status = run_line(s->d, &s->h, step->step);
         }
         free(chain);
         if (status > 0) status = UF_OK;
@@ -357,6 +416,12 @@ static int restore_node(search *s, int index) {
 static int run_step(search *s, int from, json_t *action) {
     json_t *ms = json_object_get(action, "advance_ms");
     if (ms != NULL) return uf_clock_advance(s->d, (uint64_t)json_integer_value(ms));
+    if (json_object_get(action, "kind") == NULL) {
+        char *text = json_dumps(action, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        int status = text ? run_line(s->d, &s->h, text) : UF_ENOMEM;
+        free(text);
+        return status;
+    }
     for (int tries = 0;; tries++) {
         char *text = json_dumps(action, JSON_COMPACT | JSON_PRESERVE_ORDER);
         int status = text ? uf_submit(s->d, text) : UF_ENOMEM;
@@ -495,6 +560,25 @@ static void expand(search *s, int index) {
         try_step(s, index, action);
         json_decref(action);
     }
+    /* What runs once the node is restored: each result is a step. */
+    if (restore_node(s, index) == UF_OK && s->h.running_count > 0) {
+        int count = 0;
+        json_t *settles = json_array();
+        for (int i = 0; i < s->h.running_count; i++) {
+            const invocation *r = &s->h.running[i];
+            if (strcmp(r->feature, c->feature) != 0) continue;
+            for (int done = 1; done >= 0; done--) {
+                json_t *line = json_object();
+                json_object_set_new(line, done ? "service_done" : "service_error", json_string(r->id));
+                json_object_set_new(line, "feature", json_string(c->feature));
+                if (r->key != NULL) json_object_set_new(line, "key", json_string(r->key));
+                json_array_append_new(settles, line);
+                count++;
+            }
+        }
+        for (int i = 0; i < count; i++) try_step(s, index, json_array_get(settles, (size_t)i));
+        json_decref(settles);
+    }
     json_int_t soonest = next_timer(&s->nodes[index]);
     if (soonest >= 0) {
         json_t *advance = json_object();
@@ -618,6 +702,8 @@ int chart_paths(json_t *definition, json_t *features, FILE *out, FILE *err) {
     free(s.seen);
     for (int i = 0; i < c.count; i++) free(c.paths[i]);
     free(c.paths);
+    while (s.h.running_count > 0) forget_invocation(&s.h, 0);
+    free(s.h.running);
     json_decref(c.events);
     json_decref(c.fields);
     return status;

@@ -52,6 +52,7 @@
 #endif
 #include "import_xstate.h"
 #include "paths.h"
+#include "run_services.h"
 #include "source_line.h"
 #include "uniflow.h"
 
@@ -339,13 +340,6 @@ static int placeholder_handler(uf_binding_call *call, void *payload) {
     return statechart_call(call) ? 0 : -1;
 }
 
-/* A statechart service: it runs until its state is left and never settles. */
-static int placeholder_service(const uf_invocation *inv, void *payload) {
-    (void)inv;
-    (void)payload;
-    return 0;
-}
-
 /* Registers a placeholder under every string a "call" member holds anywhere in
  * the definitions (event targets, given, then, guards and effects), and a
  * placeholder service under every "src" (an invoke's): adding them one refusal at a time
@@ -359,7 +353,7 @@ static void add_placeholders(uf_dispatcher *d, json_t *value) {
             if (strcmp(key, "call") == 0 && json_is_string(member)) {
                 (void)uf_register_handler(d, json_string_value(member), placeholder_handler, NULL, NULL);
             } else if (strcmp(key, "src") == 0 && json_is_string(member)) {
-                (void)uf_register_service(d, json_string_value(member), placeholder_service, NULL, NULL, NULL);
+                (void)register_placeholder_service(d, json_string_value(member));
             } else {
                 add_placeholders(d, member);
             }
@@ -588,19 +582,26 @@ static int is_blank(const char *line) {
 }
 
 /* What a line of an actions file is, besides an action. */
-enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCE, LINE_ADVANCED, LINE_BAD };
+enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCE, LINE_SETTLE, LINE_ADVANCED, LINE_BAD };
 
 /* {"advance_ms": ...} is an advance line (LINE_ADVANCE, of any shape: a malformed
- * one is refused when its turn comes), {"path": "..."} heads a path `uniflow paths`
- * printed (LINE_PATH), anything else is an action for the library to judge
- * (LINE_ACTION). `*parsed` is the line's JSON for the first two, else NULL. */
+ * one is refused when its turn comes), {"service_done": ...} or {"service_error":
+ * ...} settles a statechart's service (LINE_SETTLE, run_services.c), {"path":
+ * "..."} heads a path `uniflow paths` printed (LINE_PATH), anything else is an
+ * action for the library to judge (LINE_ACTION). `*parsed` is the line's JSON
+ * for the others, else NULL. */
 static enum control line_kind(const char *line, json_t **parsed) {
     *parsed = NULL;
-    if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL) return LINE_ACTION;
+    if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL
+        && strstr(line, "\"service_") == NULL) {
+        return LINE_ACTION;
+    }
     json_t *value = json_loads(line, 0, NULL);
     enum control kind = LINE_ACTION;
     if (json_is_object(value) && json_object_get(value, "advance_ms") != NULL) {
         kind = LINE_ADVANCE;
+    } else if (is_settle_line(value)) {
+        kind = LINE_SETTLE;
     } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
                && json_object_get(value, "kind") == NULL) {
         kind = LINE_PATH;
@@ -610,9 +611,9 @@ static enum control line_kind(const char *line, json_t **parsed) {
     return kind;
 }
 
-/* A line's kind, an advance line done: {"advance_ms": N} advances a manual clock
- * (LINE_ADVANCED, *advanced is what uf_clock_advance returned) or is LINE_BAD,
- * with *problem saying why. */
+/* A line's kind, an advance or settle line done: {"advance_ms": N} advances a
+ * manual clock and a settle line settles a service (LINE_ADVANCED, *advanced is
+ * the call's status), or the line is LINE_BAD, with *problem saying why. */
 static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem,
                                  int *advanced) {
     json_t *value;
@@ -632,6 +633,10 @@ static enum control control_line(const char *line, int manual, uf_dispatcher *d,
             *advanced = uf_clock_advance(d, (uint64_t)json_integer_value(ms));
             kind = LINE_ADVANCED;
         }
+    } else if (kind == LINE_SETTLE) {
+        *problem = NULL;
+        *advanced = settle_service(d, value, problem);
+        kind = *problem != NULL ? LINE_BAD : LINE_ADVANCED;
     }
     json_decref(value);
     return kind;
