@@ -6,7 +6,8 @@
 #
 # The definitions are given together (a binding may watch a feature of another
 # file). A path ends in its state when the last mutation of its feature that
-# `uniflow run` prints has that state as its new state. The manual clock keeps
+# `uniflow run` prints has that state as its new state (on a statechart: has it
+# active at some level, or a mutation of the run entered it). The manual clock keeps
 # state timers from firing while a path runs. Then all those paths run at once,
 # in one file, must print the same mutations (but for their seq): a path header
 # starts from an empty model. Exit status 0 when every path does; the test fails
@@ -70,13 +71,17 @@ for head in "$tmp"/path*.head; do
     fi
     ended=$(python3 - "$tmp/out" "$target" <<'EOF'
 import json, sys
-feature = sys.argv[2].split(".")[0]
-state = None
+feature, _, path = sys.argv[2].partition(".")
+state, entered = None, False
 for line in open(sys.argv[1]):
     m = json.loads(line)
     if m["feature"] == feature:
         state = m["new"]["state"] if m["new"] else None
-print(f"{feature}.{state}")
+        entered = entered or path in m.get("entered", [])
+# A statechart's state is a configuration ("A.B,C"): the path's state is in it
+# at some level, or a mutation entered it on the way (`always` left it).
+active = [p for p in (state or "").split(",") if p == path or p.startswith(path + ".")]
+print(sys.argv[2] if active or entered else f"{feature}.{state}")
 EOF
 )
     if [ "$ended" != "$target" ]; then

@@ -24,8 +24,12 @@
  * type (null for `any`). A send carries them as its event's payload, which the
  * target takes field by field; a target with a payload template gets none.
  * Instances of a keyed feature use the key "k".
+ *
+ * Statechart features are searched by paths_chart.c, through their hierarchy.
  */
 #include "paths.h"
+
+#include "paths_chart.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -506,7 +510,9 @@ int print_paths(json_t *definitions, const char *feature, FILE *out, FILE *err) 
         const char *name = json_string_value(json_object_get(definition, "feature"));
         if (feature != NULL && (name == NULL || strcmp(name, feature) != 0)) continue;
         seen = 1;
-        if (feature_paths(definition, features, out, err) != 0) status = 1;
+        int unreachable = is_statechart(definition) ? chart_paths(definition, features, out, err)
+                                                    : feature_paths(definition, features, out, err);
+        if (unreachable) status = 1;
     }
     if (feature != NULL && !seen) {
         fprintf(err, "uniflow paths: UF_ENOTFOUND: unknown feature '%s'\n", feature);

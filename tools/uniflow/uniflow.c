@@ -34,7 +34,9 @@
  * host code. The tool registers a placeholder for every handler the definitions
  * name: `check`, `graph` and `replay` never run it (nothing is submitted, or a
  * replay runs no bindings); under `run` it fails its binding (reported as
- * binding_rejected with UF_ECALLBACK, visible with --reporting).
+ * binding_rejected with UF_ECALLBACK, visible with --reporting), and answers
+ * "no" to a statechart's guard or effect. Services a statechart invokes get a
+ * placeholder that never settles.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -50,6 +52,7 @@
 #endif
 #include "import_xstate.h"
 #include "paths.h"
+#include "run_services.h"
 #include "source_line.h"
 #include "uniflow.h"
 
@@ -319,14 +322,27 @@ static int json_quoted(char *buf, size_t size, const char *text) {
  * Placeholder handlers (see the comment at the top)
  * ------------------------------------------------------------------------------ */
 
+/* Whether a handler call is a statechart's guard or effect: it has no mutation,
+ * and its instance lists its active states (a flat event guard's does not). */
+static int statechart_call(const uf_binding_call *call) {
+    if (strcmp(uf_binding_call_mutation_json(call), "null") != 0) return 0;
+    json_t *given = json_loads(uf_binding_call_given_json(call), 0, NULL);
+    int chart = json_is_array(json_object_get(json_object_get(given, "feature"), "active"));
+    json_decref(given);
+    return chart;
+}
+
 static int placeholder_handler(uf_binding_call *call, void *payload) {
-    (void)call;
     (void)payload;
-    return -1;
+    /* A statechart's guard or effect gets "no": the guard fails and the effect
+     * assigns nothing, so that a path `uniflow paths` printed runs as it was
+     * found. Anything else fails, as it always has. */
+    return statechart_call(call) ? 0 : -1;
 }
 
 /* Registers a placeholder under every string a "call" member holds anywhere in
- * the definitions (event targets, given, then): adding them one refusal at a time
+ * the definitions (event targets, given, then, guards and effects), and a
+ * placeholder service under every "src" (an invoke's): adding them one refusal at a time
  * instead cost a whole registration per handler. A name the library refuses, or
  * one already registered, is left to uf_register to report. */
 static void add_placeholders(uf_dispatcher *d, json_t *value) {
@@ -336,6 +352,8 @@ static void add_placeholders(uf_dispatcher *d, json_t *value) {
         json_object_foreach(value, key, member) {
             if (strcmp(key, "call") == 0 && json_is_string(member)) {
                 (void)uf_register_handler(d, json_string_value(member), placeholder_handler, NULL, NULL);
+            } else if (strcmp(key, "src") == 0 && json_is_string(member)) {
+                (void)register_placeholder_service(d, json_string_value(member));
             } else {
                 add_placeholders(d, member);
             }
@@ -564,19 +582,26 @@ static int is_blank(const char *line) {
 }
 
 /* What a line of an actions file is, besides an action. */
-enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCE, LINE_ADVANCED, LINE_BAD };
+enum control { LINE_ACTION, LINE_PATH, LINE_ADVANCE, LINE_SETTLE, LINE_ADVANCED, LINE_BAD };
 
 /* {"advance_ms": ...} is an advance line (LINE_ADVANCE, of any shape: a malformed
- * one is refused when its turn comes), {"path": "..."} heads a path `uniflow paths`
- * printed (LINE_PATH), anything else is an action for the library to judge
- * (LINE_ACTION). `*parsed` is the line's JSON for the first two, else NULL. */
+ * one is refused when its turn comes), {"service_done": ...} or {"service_error":
+ * ...} settles a statechart's service (LINE_SETTLE, run_services.c), {"path":
+ * "..."} heads a path `uniflow paths` printed (LINE_PATH), anything else is an
+ * action for the library to judge (LINE_ACTION). `*parsed` is the line's JSON
+ * for the others, else NULL. */
 static enum control line_kind(const char *line, json_t **parsed) {
     *parsed = NULL;
-    if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL) return LINE_ACTION;
+    if (strstr(line, "\"advance_ms\"") == NULL && strstr(line, "\"path\"") == NULL
+        && strstr(line, "\"service_") == NULL) {
+        return LINE_ACTION;
+    }
     json_t *value = json_loads(line, 0, NULL);
     enum control kind = LINE_ACTION;
     if (json_is_object(value) && json_object_get(value, "advance_ms") != NULL) {
         kind = LINE_ADVANCE;
+    } else if (is_settle_line(value)) {
+        kind = LINE_SETTLE;
     } else if (json_is_object(value) && json_is_string(json_object_get(value, "path"))
                && json_object_get(value, "kind") == NULL) {
         kind = LINE_PATH;
@@ -586,9 +611,9 @@ static enum control line_kind(const char *line, json_t **parsed) {
     return kind;
 }
 
-/* A line's kind, an advance line done: {"advance_ms": N} advances a manual clock
- * (LINE_ADVANCED, *advanced is what uf_clock_advance returned) or is LINE_BAD,
- * with *problem saying why. */
+/* A line's kind, an advance or settle line done: {"advance_ms": N} advances a
+ * manual clock and a settle line settles a service (LINE_ADVANCED, *advanced is
+ * the call's status), or the line is LINE_BAD, with *problem saying why. */
 static enum control control_line(const char *line, int manual, uf_dispatcher *d, const char **problem,
                                  int *advanced) {
     json_t *value;
@@ -608,6 +633,10 @@ static enum control control_line(const char *line, int manual, uf_dispatcher *d,
             *advanced = uf_clock_advance(d, (uint64_t)json_integer_value(ms));
             kind = LINE_ADVANCED;
         }
+    } else if (kind == LINE_SETTLE) {
+        *problem = NULL;
+        *advanced = settle_service(d, value, problem);
+        kind = *problem != NULL ? LINE_BAD : LINE_ADVANCED;
     }
     json_decref(value);
     return kind;

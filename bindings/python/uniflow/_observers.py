@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, cast
 from . import _callbacks
 from ._encoding import json_text as _json_text
 from ._encoding import name as _name
-from ._library import FREE_FN, REPORT_FN, SERVICE_FN, require
-from ._services import Invocation, make_service
+from ._library import FREE_FN, REPORT_FN, require
+from ._services import Invocation, make_service, make_stop
 from ._types import F
 from .errors import Status
 from .mutation import BindingCall, Mutation
@@ -200,7 +200,12 @@ class Observers:
         :class:`uniflow.Invocation`; it reports the result later (or at once) with
         ``inv.done(output)`` or ``inv.error(err)``. A negative int returned, or an
         exception (re-raised from the outermost call), settles it as an error.
-        ``stop(inv)`` runs when the state is left before the service finished.
+        A coroutine returned runs as a task on the event loop the dispatcher is
+        attached to (``d.attach()``): its result settles the invocation as done, an
+        exception as an error (``{"type": "ValueError", "message": "..."}``); without
+        an attached loop it is not run and settles as an error at once.
+        ``stop(inv)`` runs when the state is left before the service finished (a
+        coroutine's task is cancelled first, and then reports nothing).
         :class:`uniflow.AlreadyExists` for a name taken.
         """
         register = require(self._lib, "uf_register_service")
@@ -213,7 +218,7 @@ class Observers:
             _callbacks.store_error(self._errors, exc, "service")
 
         c_start = make_service(self._lib, self, keep_error, start)
-        c_stop = make_service(self._lib, self, keep_error, stop) if stop is not None else SERVICE_FN()
+        c_stop = make_stop(self._lib, self, keep_error, stop)
         token = self._keep_callback((c_start, c_stop), (start, stop))
         rc = register(handle, name_bytes, c_start, c_stop, token, _callbacks.RELEASE)
         if rc < 0:
