@@ -22,6 +22,7 @@ import Testing
         func forEachPlace(_ body: (Place) -> Void) { body(Place(feature: 0)) }
         func placeName(_ place: Place) -> String { "F" }
         func stateName(_ state: Int32, feature: Int32) -> String { state == 1 ? "B" : "A" }
+        func hasStateTimers(_ feature: Int32) -> Bool { true }
         func timerCount(of state: Int32, in feature: Int32) -> Int { state == 1 ? 1 : 0 }
         func timerSpecs(of state: Int32, in feature: Int32) -> Range<Int> { state == 1 ? 0..<1 : 0..<0 }
         func timerSpec(_ index: Int) -> TimerSpec { TimerSpec(ms: 1000, resetOnUpdate: false, onRestore: .fire) }

@@ -47,6 +47,8 @@ extension Dispatcher: TimerContext {
 
     // MARK: Timer specs
 
+    func hasStateTimers(_ feature: Int32) -> Bool { hot.features[Int(feature)].timerSpecStarts >= 0 }
+
     @inline(__always)
     func timerCount(of state: Int32, in feature: Int32) -> Int {
         let slot = hot.features.pointer(Int(feature))
@@ -114,6 +116,9 @@ extension Dispatcher {
     /// A place's state changed (`TimerService.stateChanged`).
     @inline(__always)
     func stateChanged(at place: Place, kind: MutationKind, into new: Int32, field: Int32) {
+        // Nothing armed here and no state timers to arm (a statechart's numbers
+        // are no flat states: `hasStateTimers`).
+        guard field != -1 || hasStateTimers(place.feature) else { return }
         time.stateChanged(at: place, kind: kind, into: new, field: field, self)
     }
 

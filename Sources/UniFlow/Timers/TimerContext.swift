@@ -30,6 +30,11 @@ protocol TimerContext: AnyObject {
 
     // MARK: Timer specs
 
+    /// Whether some state of the feature has state timers. A statechart
+    /// feature's never do (its timers are API timers), and its state numbers
+    /// count interned instance values, which may run past its states: ask
+    /// this before `timerCount` or `timerSpecs` for a place of any feature.
+    func hasStateTimers(_ feature: Int32) -> Bool
     /// How many timers a state has.
     func timerCount(of state: Int32, in feature: Int32) -> Int
     /// Where a state's timer specs are (indices for `timerSpec`).

@@ -56,6 +56,7 @@ extension TimerService {
         // Each state timer the model's places have, by id.
         var places: [String: (Place, Int, ms: UInt64)] = [:]
         context.forEachPlace { place in
+            guard context.hasStateTimers(place.feature) else { return }
             let state = context.state(at: place)
             guard state >= 0 else { return }
             let specs = context.timerSpecs(of: state, in: place.feature)

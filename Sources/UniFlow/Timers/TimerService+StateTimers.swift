@@ -300,6 +300,7 @@ extension TimerService {
     /// in feature registration order and then instance creation order.
     mutating func armAllStateTimersAfresh(_ context: some TimerContext) {
         context.forEachPlace { place in
+            guard context.hasStateTimers(place.feature) else { return }
             let state = context.state(at: place)
             guard state >= 0, context.timerCount(of: state, in: place.feature) > 0 else { return }
             armStateTimersFromNow(context.timerSpecs(of: state, in: place.feature), of: state, at: place,
