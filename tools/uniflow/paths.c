@@ -71,8 +71,7 @@ static int state_index(const graph *g, const char *name) {
     return -1;
 }
 
-/* The zero value of a field's type. */
-static json_t *zero_value(json_t *declaration) {
+json_t *paths_zero_value(json_t *declaration) {
     const char *type = json_is_string(declaration) ? json_string_value(declaration)
                                                    : json_string_value(json_object_get(declaration, "type"));
     if (type == NULL) return json_null();
@@ -95,7 +94,7 @@ static json_t *required_payload(const graph *g, int state) {
         if (fallback) {
             json_object_set(payload, name, fallback);
         } else if (!(json_is_object(declaration) && json_is_true(json_object_get(declaration, "optional")))) {
-            json_object_set_new(payload, name, zero_value(declaration));
+            json_object_set_new(payload, name, paths_zero_value(declaration));
         }
     }
     if (json_object_size(payload) == 0) {

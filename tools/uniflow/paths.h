@@ -15,4 +15,8 @@
  * reachable, 1 otherwise (or when `feature` is not among the definitions). */
 int print_paths(json_t *definitions, const char *feature, FILE *out, FILE *err);
 
+/* The zero value of a field's type (its declaration: a type name or an object
+ * with "type"): 0, "", false, [], {}, or null for `any`. New reference. */
+json_t *paths_zero_value(json_t *declaration);
+
 #endif

@@ -27,6 +27,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "paths_chart.h"
+#include "paths.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -160,19 +161,6 @@ static int state_index(const chart *c, const char *path, size_t length) {
         if (strlen(c->paths[i]) == length && strncmp(c->paths[i], path, length) == 0) return i;
     }
     return -1;
-}
-
-/* The zero value of a field's type, as the flat search gives it. */
-static json_t *zero_value(json_t *declaration) {
-    const char *type = json_is_string(declaration) ? json_string_value(declaration)
-                                                   : json_string_value(json_object_get(declaration, "type"));
-    if (type == NULL) return json_null();
-    if (strcmp(type, "number") == 0 || strcmp(type, "integer") == 0) return json_integer(0);
-    if (strcmp(type, "string") == 0) return json_string("");
-    if (strcmp(type, "boolean") == 0) return json_false();
-    if (strcmp(type, "array") == 0) return json_array();
-    if (strcmp(type, "object") == 0) return json_object();
-    return json_null();
 }
 
 /* ------------------------------------------------------------------------------
@@ -447,7 +435,7 @@ static int run_step(search *s, int from, json_t *action) {
             json_object_set_new(action, "payload", payload);
         }
         if (json_object_get(payload, field) != NULL) return status;
-        json_object_set_new(payload, field, zero_value(declaration));
+        json_object_set_new(payload, field, paths_zero_value(declaration));
         int answer = s->h.answer;
         if (restore_node(s, from) != UF_OK) return status;
         s->h.answer = answer;
