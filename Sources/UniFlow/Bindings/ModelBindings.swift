@@ -155,9 +155,11 @@ struct ModelBindings {
              context: some BindingContext) -> ActiveBinding? {
         let binding = byOwner[reference.owner]![Int(reference.index)]
         let filter = binding.filter
-        guard filter.kinds & MutationKind.bit(record.kind) != 0,
-              filter.oldState < 0 || filter.oldState == record.oldState,
-              filter.newState < 0 || filter.newState == record.newState else { return nil }
+        guard filter.kinds & MutationKind.bit(record.kind) != 0 else { return nil }
+        if !(filter.oldState < 0 || filter.oldState == record.oldState) || !(filter.newState < 0 || filter.newState == record.newState) {
+            // A statechart's filter fails the state test by construction and asks its own.
+            guard let chart = filter.chart, context.chartFilterMatches(chart, record) else { return nil }
+        }
         if let key = filter.key {
             guard let recordKey = record.key, key == String(cString: recordKey) else { return nil }
         }

@@ -53,17 +53,6 @@ extension Dispatcher {
         charts.add(chart, initial: definition.chartInitial, feature: feature)
     }
 
-    /// Filters that name a state of a statechart feature would compare a
-    /// configuration with one state: refused until they are defined over
-    /// `entered`/`exited` (docs/statecharts.md).
-    func refuseStatechartStateFilter(_ filter: FilterExpression) throws(UniFlowError) {
-        guard let name = filter.feature, filter.state != nil else { return }
-        let isChart = charts.registering.contains(name) || featureIndex(named: name).map { charts[$0] != nil } ?? false
-        if isChart {
-            throw UniFlowError(.schema, "filter '\(filter.text)': \(name) is a statechart feature: filters naming its states are not supported yet (AnyMutationOf<\(name)> and the kind filters are)")
-        }
-    }
-
     // MARK: Names
 
     /// A statechart instance's configuration string for its state number; nil

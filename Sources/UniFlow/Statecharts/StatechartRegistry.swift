@@ -11,9 +11,9 @@
 struct StatechartRegistry {
     /// Some statechart feature is registered: the one test flat features pay.
     var any = false
-    /// The statechart features of the registration in progress (their bindings'
-    /// filters are compiled before they are added).
-    var registering: Set<String> = []
+    /// The statechart features of the registration in progress, by name (their
+    /// bindings' filters are compiled before they are added).
+    var registering: [String: Statechart] = [:]
     /// `uf_register_service`'s services and the invocations running.
     var services = StatechartServices()
     /// Services to stop and start once the action that decided it is announced.

@@ -37,7 +37,9 @@ extension Dispatcher {
     /// is keyed, and a function that finds its states by name.
     func compile(_ filter: FilterExpression,
                  lookup: (String) -> (Int32, Bool, (String) -> Int?)?) throws(UniFlowError) -> CompiledFilter {
-        if charts.any || !charts.registering.isEmpty { try refuseStatechartStateFilter(filter) }
+        if charts.any || !charts.registering.isEmpty, let chart = statechartForFilter(filter) {
+            return try compileChartFilter(filter, chart: chart, lookup: lookup)
+        }
         return try CompiledFilter(filter, lookup: lookup)
     }
 

@@ -8,7 +8,9 @@ struct SubscriptionSlot {
     var kinds: UInt8
     /// -1: any feature (the `AnyMutation` list).
     var feature: Int32
-    /// -1: any; otherwise the state index the old / new state must have.
+    /// -1: any; otherwise the state index the old / new state must have. A
+    /// statechart's filter: `newState` is `CompiledFilter.chartMarker` and
+    /// `oldState` the slot's own index (`SubscriptionRegistry.chartFilters`).
     var oldState: Int32
     var newState: Int32
     /// Its filter names one instance (`F[key]`): that key's list, in
@@ -37,7 +39,10 @@ extension SubscriptionSlot {
         // one test of their AND skips both comparisons.
         if oldState & newState >= 0 {
             guard oldState < 0 || oldState == record.pointee.oldState,
-                  newState < 0 || newState == record.pointee.newState else { return false }
+                  newState < 0 || newState == record.pointee.newState else {
+                // No state number is the marker: a statechart's filter asks its own test.
+                return newState == CompiledFilter.chartMarker && chartSubscriptionWants(record, slot: oldState)
+            }
         }
         return true
     }
@@ -86,6 +91,8 @@ struct SubscriptionRegistry {
     var byFeature = UnsafeVector<SlotList>()
     /// Subscriptions to every mutation (`AnyMutation`).
     var anyList = SlotList()
+    /// The tests of filters naming a statechart's states, by slot.
+    private(set) var chartFilters: [Int32: ChartFilter] = [:]
     /// The subscription lists of single instances (`F[key]` filters).
     var keyedLists = UnsafeVector<SlotList>()
     /// Deliveries walking the lists: removals wait until none does.
@@ -132,8 +139,9 @@ struct SubscriptionRegistry {
         let index = reuse ?? Int32(slots.count)
         let id = ids.make(.subscription(index))
         let slot = SubscriptionSlot(id: id, callback: callback, kinds: filter.kinds, feature: filter.feature,
-                                    oldState: filter.oldState, newState: filter.newState,
+                                    oldState: filter.chart == nil ? filter.oldState : index, newState: filter.newState,
                                     list: list ?? -1, deferred: deferred, alive: true, running: false)
+        if let chart = filter.chart { chartFilters[index] = chart }
         if reuse != nil {
             freeSlots.removeLast()
             slots[Int(index)] = slot
@@ -226,6 +234,7 @@ struct SubscriptionRegistry {
         } else {
             byFeature.pointer(Int(slot.feature)).pointee.removeAll { $0 == index }
         }
+        if slot.newState == CompiledFilter.chartMarker { chartFilters[index] = nil }
         freeSlots.append(index)
     }
 
