@@ -8,8 +8,10 @@ final class ChartLog {
     let h: Harness
     var log: [String] = []
 
-    init(_ definition: String, options: String? = nil) {
+    /// `prepare` registers what the definition needs (handlers, services).
+    init(_ definition: String, options: String? = nil, prepare: (Harness) -> Void = { _ in }) {
         h = options.map { Harness(options: $0) } ?? Harness()
+        prepare(h)
         registerHandler(h, "log") { [unowned self] call in
             let given = String(cString: uf_binding_call_given_json(call))
             if case .object(let object)? = try? JSONParser.parse(given), let text = object["params"]?.stringValue {
