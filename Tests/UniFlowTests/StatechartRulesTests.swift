@@ -222,4 +222,92 @@ private func registered(_ definition: String) -> (status: Int32, error: String, 
         #expect(c.h.submit(#"{"kind":"deinitialize","feature":"C"}"#) == UF_OK)
         #expect(c.h.feature("C") == nil)
     }
+
+    /// Every region of a parallel feature final: the instance is done.
+    @Test func aParallelFeatureIsDoneWhenEveryRegionIs() {
+        let c = ChartLog(#"""
+        {"feature": "C", "type": "parallel", "states": {
+           "R1": {"initial": "A", "states": {"A": {"on": {"a": "R1.F"}}, "F": {"type": "final"}}},
+           "R2": {"initial": "B", "states": {"B": {"on": {"b": "R2.F"}}, "F": {"type": "final"}}}}}
+        """#)
+        #expect(c.start("R1") == UF_OK, "\(c.h.lastError)")
+        #expect(c.send("a") == UF_OK)
+        #expect(c.h.feature("C") == #"{"state":"R1.F,R2.B","payload":{}}"#)
+        #expect(c.send("b") == UF_OK)
+        #expect(c.h.feature("C") == #"{"state":"R1.F,R2.F","payload":{},"status":"done"}"#)
+        #expect(c.send("a") == UF_REJECTED)
+        #expect(c.h.lastError == "C is done (in state R1.F,R2.F)")
+    }
+
+    /// A macrostep undone by a failed payload check leaves no timer armed and
+    /// no history written.
+    @Test func anUndoneMacrostepArmsNoTimerAndWritesNoHistory() {
+        let c = ChartLog(#"""
+        {"feature": "C", "fields": {"n": {"type": "integer", "default": 0}},
+         "states": {
+           "P": {"initial": "A", "on": {"leave": {"into": "Q", "actions": [{"assign": {"n": "many"}}]}},
+                 "states": {"A": {}, "H": {"type": "history"}}},
+           "Q": {"after": [{"ms": 10, "send": "tick"}], "on": {"tick": "P.H"}}}}
+        """#, options: #"{"clock":"manual"}"#)
+        #expect(c.start("P") == UF_OK)
+        let before = c.h.state
+        #expect(c.send("leave") == UF_ESCHEMA)
+        #expect(c.h.lastError == "C.Q.n: expected integer, got string")
+        #expect(c.h.state == before)
+        #expect(c.h.timers == "[]")
+    }
+
+    /// `deinitialize` runs no exit effects and stops the instance's services.
+    @Test func deinitializeRunsNoExitEffectsAndStopsServices() {
+        var stops = 0
+        let box = Box<() -> Void>({ stops += 1 }, freed: FreeCounter())
+        let c = ChartLog(#"""
+        {"feature": "C", "states": {"A": {"exit": [\#(logged("exit A"))], "invoke": {"src": "svc"}}}}
+        """#) { h in
+            _ = uf_register_service(h.d, "svc", { _, _ in 0 }, { _, payload in
+                Unmanaged<Box<() -> Void>>.fromOpaque(payload!).takeUnretainedValue().value()
+                return 0
+            }, Unmanaged.passRetained(box).toOpaque(), releaseBox)
+        }
+        #expect(c.start("A") == UF_OK)
+        #expect(c.h.submit(#"{"kind":"deinitialize","feature":"C"}"#) == UF_OK)
+        #expect(c.log == [])
+        #expect(stops == 1)
+        #expect(c.h.feature("C") == nil)
+    }
+
+    /// A `submit` effect's template on its own keyed feature, without a key,
+    /// acts on the instance whose effect it is.
+    @Test func aSubmitWithoutAKeyActsOnItsOwnInstance() {
+        let h = Harness(#"""
+        {"feature": "K", "instances": "keyed", "states": {
+           "A": {"on": {"go": {"into": "B", "actions": [{"submit": [{"kind": "send", "feature": "K", "event": "next"}]}]}}},
+           "B": {"on": {"next": "C"}}, "C": {}}}
+        """#)
+        for key in ["x", "y"] { h.submit(#"{"kind":"initialize","feature":"K","key":"\#(key)","into":"A"}"#) }
+        #expect(uf_send(h.d, "K", "x", "go", nil) == UF_OK, "\(h.lastError)")
+        #expect(h.state == #"{"K":{"x":{"state":"C","payload":{}},"y":{"state":"A","payload":{}}}}"#)
+    }
+
+    /// Interceptors see outer actions only, not the internal microsteps of
+    /// their macrostep (which subscribers do see, as queued actions).
+    @Test func interceptorsSeeOnlyTheOuterAction() {
+        let c = ChartLog(#"""
+        {"feature": "C", "states": {"A": {"on": {"go": {"into": "B", "actions": [{"send": "more"}]}}},
+                                    "B": {"on": {"more": "D"}}, "D": {"always": {"into": "E"}}, "E": {}}}
+        """#)
+        #expect(c.start("A") == UF_OK)
+        var seen: [String] = []
+        intercept(c.h, "C") { a in
+            seen.append(String(cString: uf_intercepted_json(a)))
+            return 0
+        }
+        let recorder = c.h.record()
+        #expect(c.send("go") == UF_OK)
+        #expect(c.state == "E")
+        #expect(seen.count == 1)
+        #expect(seen.first?.contains(#""event":"go""#) == true)
+        #expect(recorder.mutations.map { $0.contains(#""action":{"kind":"send","event":"more"}"#) } == [false, true, false])
+        #expect(recorder.mutations.last?.contains(#""action":{"kind":"always"}"#) == true)
+    }
 }
