@@ -2,7 +2,8 @@ extension FilterExpression {
     /// Parses a filter (`docs/filters.md`): `AnyMutation`,
     /// `Transition<F>`, `SettingInto<F.S>`, `TransitionBetween<F.A, F.B>`. Blanks
     /// (spaces and tabs) may surround `<`, `>`, `,`, `.` and the whole filter.
-    /// Names are checked for their pattern only; the registry resolves them later.
+    /// A state may be a path (`F.Active.Playing`, for statecharts). Names are
+    /// checked for their pattern only; the registry resolves them later.
     ///
     /// Errors are `UF_ESCHEMA`: `cannot parse filter 'Foo<': ...` for anything that
     /// does not parse (the empty string included), and `TransitionBetween must name
