@@ -103,11 +103,11 @@ extension Dispatcher {
 }
 
 /// A subscription's chart filter (`SubscriptionSlot.wants`, once its state
-/// test failed): kept by the registry under the slot's index, which the slot
-/// carries as its `oldState`.
+/// test failed): kept under the slot's index, which the slot carries as its
+/// `oldState` (`StatechartRegistry.subscriptionFilters`).
 @inline(never)
 func chartSubscriptionWants(_ record: UnsafeMutablePointer<MutationRecord>, slot: Int32) -> Bool {
     let d = dispatcher(from: record.pointee.dispatcher)
-    guard let filter = d.subscriptions.chartFilters[slot] else { return false }
+    guard let filter = d.charts.subscriptionFilters[slot] else { return false }
     return d.chartFilterMatches(filter, record.pointee)
 }

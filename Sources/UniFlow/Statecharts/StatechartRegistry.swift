@@ -14,6 +14,10 @@ struct StatechartRegistry {
     /// The statechart features of the registration in progress, by name (their
     /// bindings' filters are compiled before they are added).
     var registering: [String: Statechart] = [:]
+    /// The tests of subscriptions' filters naming a statechart's states, by
+    /// subscription slot. Kept here, away from the subscriptions the hot path
+    /// reads; a slot reused by another filter overwrites or never reads its entry.
+    var subscriptionFilters: [Int32: ChartFilter] = [:]
     /// `uf_register_service`'s services and the invocations running.
     var services = StatechartServices()
     /// Services to stop and start once the action that decided it is announced.

@@ -10,7 +10,7 @@ struct SubscriptionSlot {
     var feature: Int32
     /// -1: any; otherwise the state index the old / new state must have. A
     /// statechart's filter: `newState` is `CompiledFilter.chartMarker` and
-    /// `oldState` the slot's own index (`SubscriptionRegistry.chartFilters`).
+    /// `oldState` the slot's own index (`StatechartRegistry.subscriptionFilters`).
     var oldState: Int32
     var newState: Int32
     /// Its filter names one instance (`F[key]`): that key's list, in
@@ -31,17 +31,18 @@ extension SubscriptionSlot {
     /// Whether a delivery calls it (or, deferred, keeps the mutation for it): it
     /// is alive, older than the delivery (`limit`: the next id when the
     /// mutation's announcement began) and its filter matches (`kindBit`: the bit
-    /// of the record's kind).
+    /// of the record's kind; `charts`: the mutation may be a statechart's).
     @inline(__always)
-    func wants(_ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64) -> Bool {
+    func wants(_ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64, charts: Bool) -> Bool {
         guard alive, id < limit, kinds & kindBit != 0 else { return false }
         // Most filters name no state: both are -1, the only negative value, so
         // one test of their AND skips both comparisons.
         if oldState & newState >= 0 {
             guard oldState < 0 || oldState == record.pointee.oldState,
                   newState < 0 || newState == record.pointee.newState else {
-                // No state number is the marker: a statechart's filter asks its own test.
-                return newState == CompiledFilter.chartMarker && chartSubscriptionWants(record, slot: oldState)
+                // No state number is the marker: a statechart's filter asks its own
+                // test (never on the hot path, which passes `charts` false).
+                return charts && newState == CompiledFilter.chartMarker && chartSubscriptionWants(record, slot: oldState)
             }
         }
         return true
@@ -91,8 +92,6 @@ struct SubscriptionRegistry {
     var byFeature = UnsafeVector<SlotList>()
     /// Subscriptions to every mutation (`AnyMutation`).
     var anyList = SlotList()
-    /// The tests of filters naming a statechart's states, by slot.
-    private(set) var chartFilters: [Int32: ChartFilter] = [:]
     /// The subscription lists of single instances (`F[key]` filters).
     var keyedLists = UnsafeVector<SlotList>()
     /// Deliveries walking the lists: removals wait until none does.
@@ -141,7 +140,6 @@ struct SubscriptionRegistry {
         let slot = SubscriptionSlot(id: id, callback: callback, kinds: filter.kinds, feature: filter.feature,
                                     oldState: filter.chart == nil ? filter.oldState : index, newState: filter.newState,
                                     list: list ?? -1, deferred: deferred, alive: true, running: false)
-        if let chart = filter.chart { chartFilters[index] = chart }
         if reuse != nil {
             freeSlots.removeLast()
             slots[Int(index)] = slot
@@ -234,7 +232,6 @@ struct SubscriptionRegistry {
         } else {
             byFeature.pointer(Int(slot.feature)).pointee.removeAll { $0 == index }
         }
-        if slot.newState == CompiledFilter.chartMarker { chartFilters[index] = nil }
         freeSlots.append(index)
     }
 
