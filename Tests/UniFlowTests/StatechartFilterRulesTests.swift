@@ -208,5 +208,8 @@ private func send(_ h: Harness, _ event: String) -> Int32 { uf_send(h.d, "Player
         }
         #expect(h.subscribe("TransitionInto<Flat.C>") { _ in 0 }.status == UF_ENOTFOUND)
         #expect(h.lastError == "filter 'TransitionInto<Flat.C>': unknown state 'C' of feature Flat")
+        let binding = #"{"feature": "G", "states": {"X": {}}, "bindings": [{"when": "TransitionInto<Flat.A.B>", "then": {"submit": []}}]}"#
+        #expect(uf_register(h.d, binding) == UF_ESCHEMA)
+        #expect(h.lastError == "features[0].bindings[0].when: cannot parse filter 'TransitionInto<Flat.A.B>': expected '>' at column 22, found '.'")
     }
 }

@@ -67,12 +67,14 @@ struct ModelBindings {
     /// Parses and checks the shapes (rules included) of the bindings of
     /// definitions about to be registered: the first registration check after the
     /// definitions' own shapes, before any name is looked up.
-    static func parse(_ parsed: [FeatureDefinition]) throws(UniFlowError) -> [[BindingDefinition]] {
+    /// `isStatechart`: whether a feature (registered or in `parsed`) is a statechart.
+    static func parse(_ parsed: [FeatureDefinition],
+                      isStatechart: (String) -> Bool = { _ in false }) throws(UniFlowError) -> [[BindingDefinition]] {
         var shapes: [[BindingDefinition]] = []
         for (i, definition) in parsed.enumerated() {
             var list: [BindingDefinition] = []
             for (j, binding) in definition.bindings.enumerated() {
-                list.append(try BindingDefinition.parse(binding, path: "features[\(i)].bindings[\(j)]"))
+                list.append(try BindingDefinition.parse(binding, path: "features[\(i)].bindings[\(j)]", isStatechart: isStatechart))
             }
             shapes.append(list)
         }
@@ -156,11 +158,26 @@ struct ModelBindings {
         let binding = byOwner[reference.owner]![Int(reference.index)]
         let filter = binding.filter
         guard filter.kinds & MutationKind.bit(record.kind) != 0 else { return nil }
-        if !(filter.oldState < 0 || filter.oldState == record.oldState) || !(filter.newState < 0 || filter.newState == record.newState) {
+        guard filter.oldState < 0 || filter.oldState == record.oldState,
+              filter.newState < 0 || filter.newState == record.newState else {
             // A statechart's filter fails the state test by construction and asks its own.
-            guard let chart = filter.chart, context.chartFilterMatches(chart, record) else { return nil }
+            return filter.newState == CompiledFilter.chartMarker ? chartDue(binding, for: record, context: context) : nil
         }
         if let key = filter.key {
+            guard let recordKey = record.key, key == String(cString: recordKey) else { return nil }
+        }
+        guard ownerActive(binding, record, context: context) else { return nil }
+        return binding
+    }
+
+    /// `due` for a binding whose filter names a statechart's states: its test,
+    /// then the rest of `due`'s. Out of line, so that flat bindings' matching
+    /// keeps no trace of it.
+    @inline(never)
+    private func chartDue(_ binding: ActiveBinding, for record: MutationRecord,
+                          context: some BindingContext) -> ActiveBinding? {
+        guard context.chartFilterMatches(binding.filter.oldState, record) else { return nil }
+        if let key = binding.filter.key {
             guard let recordKey = record.key, key == String(cString: recordKey) else { return nil }
         }
         guard ownerActive(binding, record, context: context) else { return nil }

@@ -10,10 +10,16 @@ extension FilterExpression {
     /// one feature` when its two states belong to different features.
     static func parse(_ text: String) throws(UniFlowError) -> FilterExpression {
         var pathRefusal: String?
+        return try parse(text, pathRefusal: &pathRefusal)
+    }
+
+    /// `parse`, giving in `pathRefusal` the parse error a state path (`F.A.B`)
+    /// gave before statecharts, which a flat (or unknown) feature's filter still
+    /// gets (`Dispatcher.refusePath`). Kept apart from the expression, which
+    /// bindings copy as they run.
+    static func parse(_ text: String, pathRefusal: inout String?) throws(UniFlowError) -> FilterExpression {
         do throws(UniFlowError) {
-            var expression = try parse(text, pathRefusal: &pathRefusal)
-            expression.pathRefusal = pathRefusal
-            return expression
+            return try parseAllowingPaths(text, pathRefusal: &pathRefusal)
         } catch {
             // Before paths, the first dot inside a state's name ended the parse
             // with this error: whatever follows it still does.
@@ -23,7 +29,7 @@ extension FilterExpression {
     }
 
     /// `parse`, noting in `pathRefusal` the error the first path gave before paths.
-    private static func parse(_ text: String, pathRefusal: inout String?) throws(UniFlowError) -> FilterExpression {
+    private static func parseAllowingPaths(_ text: String, pathRefusal: inout String?) throws(UniFlowError) -> FilterExpression {
         var scanner = FilterScanner(text)
         // Only a NULL filter means AnyMutation: an empty one is a mistake.
         guard !scanner.atEnd else { throw scanner.failure("empty filter") }
@@ -39,7 +45,7 @@ extension FilterExpression {
                 var state = scanner.skip(".") ? try scanner.name(what: "a state name") : nil
                 // A statechart's states are named by paths (`Active.Playing`); a
                 // flat feature's never contain a dot, and refuse one as they did
-                // before paths (`pathRefusal`), when the feature is known.
+                // before paths (`pathRefusal`), once the feature is known.
                 while state != nil, let dot = scanner.dot() {
                     let refusal = scanner.failure("expected '>' \(scanner.found(at: dot))").message
                     guard let next = scanner.nameIfAny() else { throw UniFlowError(.schema, refusal) }

@@ -28,9 +28,6 @@ struct FilterExpression: Equatable, Sendable {
     var secondState: String?
     /// `F[key]`: one instance of a keyed feature.
     var key: String?
-    /// A state named by a path (`F.A.B`): the parse error that refused it before
-    /// statecharts, which a flat feature's filter still gets.
-    var pathRefusal: String?
 
     init(form: Form, feature: String? = nil, state: String? = nil, secondState: String? = nil, key: String? = nil) {
         self.form = form

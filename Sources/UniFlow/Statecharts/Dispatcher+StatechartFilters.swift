@@ -5,8 +5,8 @@
 /// compile and match as they always did, and a chart filter is told apart only
 /// where a flat filter naming a state has already failed to match
 /// (`CompiledFilter.chartMarker`).
-struct ChartFilter: Equatable {
-    enum Test: Equatable {
+struct ChartFilter: Hashable {
+    enum Test: Hashable {
         /// `node` is active after the mutation (`SettingInto`, `ActualizationIn`).
         case activeAfter
         /// `node` was active before it (`DeinitializationFrom`).
@@ -19,6 +19,7 @@ struct ChartFilter: Equatable {
         case between
     }
 
+    var feature: Int32
     var test: Test
     var node: Int
     var second: Int = -1
@@ -31,6 +32,12 @@ extension Dispatcher {
         guard filter.state != nil, let name = filter.feature else { return nil }
         if let chart = charts.registering[name] { return chart }
         return featureIndex(named: name).flatMap { charts[$0]?.chart }
+    }
+
+    /// A filter that named a state by a path (`F.A.B`) on a feature that is not
+    /// a statechart is refused as before paths (`FilterExpression.parse`).
+    func refusePath(_ refusal: String?, of filter: FilterExpression) throws(UniFlowError) {
+        if let refusal, statechartForFilter(filter) == nil { throw UniFlowError(.schema, refusal) }
     }
 
     /// Compiles a filter naming states of `chart`: the kinds of its form, and
@@ -59,23 +66,25 @@ extension Dispatcher {
             }
         }
         let first = try node(filter.state!)
-        var test: ChartFilter
+        let test: ChartFilter
         switch filter.form {
-        case .transitionInto, .initializationInto: test = ChartFilter(test: .entered, node: first)
-        case .transitionFrom: test = ChartFilter(test: .exited, node: first)
-        case .deinitializationFrom: test = ChartFilter(test: .activeBefore, node: first)
-        case .transitionBetween: test = ChartFilter(test: .between, node: first, second: try node(filter.secondState!))
-        default: test = ChartFilter(test: .activeAfter, node: first)
+        case .transitionInto, .initializationInto: test = ChartFilter(feature: feature, test: .entered, node: first)
+        case .transitionFrom: test = ChartFilter(feature: feature, test: .exited, node: first)
+        case .deinitializationFrom: test = ChartFilter(feature: feature, test: .activeBefore, node: first)
+        case .transitionBetween:
+            test = ChartFilter(feature: feature, test: .between, node: first, second: try node(filter.secondState!))
+        default: test = ChartFilter(feature: feature, test: .activeAfter, node: first)
         }
         var compiled = CompiledFilter(kinds: CompiledFilter.kinds(of: filter.form), feature: feature, key: filter.key)
+        compiled.oldState = charts.number(of: test)
         compiled.newState = CompiledFilter.chartMarker
-        compiled.chart = test
         return compiled
     }
 
-    /// Whether a mutation of a statechart feature passes a chart filter's test
-    /// (its kind has been checked).
-    func chartFilterMatches(_ filter: ChartFilter, _ record: MutationRecord) -> Bool {
+    /// Whether a mutation of a statechart feature passes the test of the chart
+    /// filter numbered `number` (its kind has been checked).
+    func chartFilterMatches(_ number: Int32, _ record: MutationRecord) -> Bool {
+        let filter = charts.filters[Int(number)]
         guard let table = charts[record.feature] else { return false }
         func active(_ state: Int32, _ node: Int) -> Bool {
             state >= 0 && table.values[Int(state)].active.contains(node)
@@ -103,11 +112,9 @@ extension Dispatcher {
 }
 
 /// A subscription's chart filter (`SubscriptionSlot.wants`, once its state
-/// test failed): kept under the slot's index, which the slot carries as its
-/// `oldState` (`StatechartRegistry.subscriptionFilters`).
+/// test failed), by the number its slot carries as its `oldState`.
 @inline(never)
-func chartSubscriptionWants(_ record: UnsafeMutablePointer<MutationRecord>, slot: Int32) -> Bool {
+func chartSubscriptionWants(_ record: UnsafeMutablePointer<MutationRecord>, filter: Int32) -> Bool {
     let d = dispatcher(from: record.pointee.dispatcher)
-    guard let filter = d.charts.subscriptionFilters[slot] else { return false }
     return d.chartFilterMatches(filter, record.pointee)
 }

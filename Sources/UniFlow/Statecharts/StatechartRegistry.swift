@@ -14,10 +14,11 @@ struct StatechartRegistry {
     /// The statechart features of the registration in progress, by name (their
     /// bindings' filters are compiled before they are added).
     var registering: [String: Statechart] = [:]
-    /// The tests of subscriptions' filters naming a statechart's states, by
-    /// subscription slot. Kept here, away from the subscriptions the hot path
-    /// reads; a slot reused by another filter overwrites or never reads its entry.
-    var subscriptionFilters: [Int32: ChartFilter] = [:]
+    /// The tests of filters naming a statechart's states, numbered (a compiled
+    /// filter carries its number): interned, so that subscribing again and
+    /// again adds nothing.
+    private(set) var filters: [ChartFilter] = []
+    private var filterNumbers: [ChartFilter: Int32] = [:]
     /// `uf_register_service`'s services and the invocations running.
     var services = StatechartServices()
     /// Services to stop and start once the action that decided it is announced.
@@ -52,6 +53,13 @@ struct StatechartRegistry {
     /// The state number of an instance value, interned on first use.
     mutating func intern(_ value: StatechartInstance, feature: Int32, arena: inout NameArena) throws(UniFlowError) -> Int32 {
         try tables[feature]!.intern(value, arena: &arena)
+    }
+
+    mutating func number(of filter: ChartFilter) -> Int32 {
+        if let known = filterNumbers[filter] { return known }
+        filters.append(filter)
+        filterNumbers[filter] = Int32(filters.count - 1)
+        return Int32(filters.count - 1)
     }
 
     mutating func noteStep(seq: UInt64, _ paths: StepPaths) {

@@ -6,12 +6,12 @@ struct CompiledFilter {
     var newState: Int32 = -1
     /// `F[key]`: only that instance's mutations.
     var key: String?
-    /// A filter naming a statechart's states, which compares active, entered
-    /// and exited states instead of state numbers; then `newState` is
-    /// `chartMarker`, so that the state test fails and its slow branch asks.
-    var chart: ChartFilter?
 
-    /// No state number (a statechart's are interned configurations, never this many).
+    /// The `newState` of a filter naming a statechart's states, which compares
+    /// active, entered and exited states instead of state numbers: no state
+    /// number is this (a statechart's are interned configurations, never this
+    /// many), so the state test fails and its slow branch asks the statechart's
+    /// test, whose number (`StatechartRegistry.filters`) is then the `oldState`.
     static let chartMarker = Int32.max
 
     /// Resolves a parsed filter with `lookup` giving a feature's index, whether it
@@ -21,8 +21,6 @@ struct CompiledFilter {
             self.init(kinds: MutationKind.all, feature: -1)
             return
         }
-        // Only a flat feature gets here with a path: it refuses it as before paths.
-        if let refusal = filter.pathRefusal { throw UniFlowError(.schema, refusal) }
         guard let (feature, keyed, stateIndex) = lookup(featureName) else {
             throw UniFlowError(.notFound, "filter '\(filter.text)': unknown feature '\(featureName)'")
         }

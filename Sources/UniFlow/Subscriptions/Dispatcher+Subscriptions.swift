@@ -46,11 +46,7 @@ extension Dispatcher {
     /// Adds a subscription; its id is never 0 and never reused.
     func subscribe(_ filter: CompiledFilter, deferred: Bool, _ callback: HostCallback<uf_subscriber_fn>) throws(UniFlowError) -> UInt64 {
         try refuseWhileClosing(deferred ? "uf_subscribe_deferred" : "uf_subscribe")
-        let id = try subscriptions.add(filter, deferred: deferred, callback, ids: &registrationIDs, self)
-        if let chart = filter.chart, case .subscription(let index)? = registrationIDs[id] {
-            charts.subscriptionFilters[index] = chart
-        }
-        return id
+        return try subscriptions.add(filter, deferred: deferred, callback, ids: &registrationIDs, self)
     }
 
     /// A new instance finds the subscriptions that named it before it lived.
@@ -112,7 +108,8 @@ extension Dispatcher {
     ///
     /// `charts`: whether the mutation may be a statechart's, whose filters
     /// naming states need their own test; the hot path passes `false` (it never
-    /// carries one), so that its inlined matching has no trace of that test.
+    /// carries one), so that its inlined matching has no trace of that test,
+    /// the general path `true`.
     @inline(__always)
     func deliver(_ record: inout MutationRecord, instanceList: Int32 = -1, subscribedBefore limit: UInt64, charts: Bool) {
         let f = Int(record.feature)

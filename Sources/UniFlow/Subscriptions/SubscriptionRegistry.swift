@@ -8,9 +8,8 @@ struct SubscriptionSlot {
     var kinds: UInt8
     /// -1: any feature (the `AnyMutation` list).
     var feature: Int32
-    /// -1: any; otherwise the state index the old / new state must have. A
-    /// statechart's filter: `newState` is `CompiledFilter.chartMarker` and
-    /// `oldState` the slot's own index (`StatechartRegistry.subscriptionFilters`).
+    /// -1: any; otherwise the state index the old / new state must have (or a
+    /// statechart's filter: `CompiledFilter.chartMarker`).
     var oldState: Int32
     var newState: Int32
     /// Its filter names one instance (`F[key]`): that key's list, in
@@ -42,7 +41,7 @@ extension SubscriptionSlot {
                   newState < 0 || newState == record.pointee.newState else {
                 // No state number is the marker: a statechart's filter asks its own
                 // test (never on the hot path, which passes `charts` false).
-                return charts && newState == CompiledFilter.chartMarker && chartSubscriptionWants(record, slot: oldState)
+                return charts && newState == CompiledFilter.chartMarker && chartSubscriptionWants(record, filter: oldState)
             }
         }
         return true
@@ -138,7 +137,7 @@ struct SubscriptionRegistry {
         let index = reuse ?? Int32(slots.count)
         let id = ids.make(.subscription(index))
         let slot = SubscriptionSlot(id: id, callback: callback, kinds: filter.kinds, feature: filter.feature,
-                                    oldState: filter.chart == nil ? filter.oldState : index, newState: filter.newState,
+                                    oldState: filter.oldState, newState: filter.newState,
                                     list: list ?? -1, deferred: deferred, alive: true, running: false)
         if reuse != nil {
             freeSlots.removeLast()
