@@ -158,29 +158,19 @@ struct ModelBindings {
         let binding = byOwner[reference.owner]![Int(reference.index)]
         let filter = binding.filter
         guard filter.kinds & MutationKind.bit(record.kind) != 0 else { return nil }
-        guard filter.oldState < 0 || filter.oldState == record.oldState,
-              filter.newState < 0 || filter.newState == record.newState else {
-            // A statechart's filter fails the state test by construction and asks its own.
-            return filter.newState == CompiledFilter.chartMarker ? chartDue(binding, for: record, context: context) : nil
+        // A statechart's filter fails the state test by construction and asks
+        // its own, last: asked while `filter` is in use (or out of line), it
+        // made every binding's matching copy more.
+        var chartFilter: Int32 = -1
+        if !(filter.oldState < 0 || filter.oldState == record.oldState) || !(filter.newState < 0 || filter.newState == record.newState) {
+            guard filter.newState == CompiledFilter.chartMarker else { return nil }
+            chartFilter = filter.oldState
         }
         if let key = filter.key {
             guard let recordKey = record.key, key == String(cString: recordKey) else { return nil }
         }
         guard ownerActive(binding, record, context: context) else { return nil }
-        return binding
-    }
-
-    /// `due` for a binding whose filter names a statechart's states: its test,
-    /// then the rest of `due`'s. Out of line, so that flat bindings' matching
-    /// keeps no trace of it.
-    @inline(never)
-    private func chartDue(_ binding: ActiveBinding, for record: MutationRecord,
-                          context: some BindingContext) -> ActiveBinding? {
-        guard context.chartFilterMatches(binding.filter.oldState, record) else { return nil }
-        if let key = binding.filter.key {
-            guard let recordKey = record.key, key == String(cString: recordKey) else { return nil }
-        }
-        guard ownerActive(binding, record, context: context) else { return nil }
+        if chartFilter >= 0 && !context.chartFilterMatches(chartFilter, record) { return nil }
         return binding
     }
 

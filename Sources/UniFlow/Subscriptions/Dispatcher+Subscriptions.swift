@@ -108,8 +108,7 @@ extension Dispatcher {
     ///
     /// `charts`: whether the mutation may be a statechart's, whose filters
     /// naming states need their own test; the hot path passes `false` (it never
-    /// carries one), so that its inlined matching has no trace of that test,
-    /// the general path `true`.
+    /// carries one), so that its inlined matching has no trace of that test.
     @inline(__always)
     func deliver(_ record: inout MutationRecord, instanceList: Int32 = -1, subscribedBefore limit: UInt64, charts: Bool) {
         let f = Int(record.feature)
