@@ -44,6 +44,25 @@ private func expectRefused(_ text: String, _ message: String, sourceLocation: So
         #expect(try FilterExpression.parse("ActualizationIn<_f9._S_1>") == FilterExpression(form: .actualizationIn, feature: "_f9", state: "_S_1"))
     }
 
+    /// A statechart's states are named by paths; what a path gave before paths
+    /// is kept for a flat feature's filter, and anything wrong after its first
+    /// inner dot is still refused as it was.
+    @Test func statePathsParseAndKeepTheirOldRefusal() throws {
+        var refusal: String?
+        let parsed = try FilterExpression.parse("TransitionBetween< F . A . B , F.C.D >", pathRefusal: &refusal)
+        #expect(parsed.state == "A.B")
+        #expect(parsed.secondState == "C.D")
+        #expect(parsed.text == "TransitionBetween<F.A.B,F.C.D>")
+        #expect(refusal == "cannot parse filter 'TransitionBetween< F . A . B , F.C.D >': expected '>' at column 26, found '.'")
+        refusal = nil
+        _ = try FilterExpression.parse("TransitionInto<F.S>", pathRefusal: &refusal)
+        #expect(refusal == nil)
+        expectRefused("TransitionInto<F.S.T>>", "cannot parse filter 'TransitionInto<F.S.T>>': expected '>' at column 19, found '.'")
+        expectRefused("Transition<F.S.T>", "cannot parse filter 'Transition<F.S.T>': expected '>' at column 15, found '.'")
+        expectRefused("TransitionInto<F.S.>", "cannot parse filter 'TransitionInto<F.S.>': expected '>' at column 19, found '.'")
+        expectRefused("TransitionBetween<F.A.B, G.C>", "cannot parse filter 'TransitionBetween<F.A.B, G.C>': expected '>' at column 22, found '.'")
+    }
+
     @Test func namesMayHave256BytesButNotMore() throws {
         let longest = String(repeating: "n", count: 256)
         #expect(try FilterExpression.parse("Transition<\(longest)>").feature == longest)
@@ -77,7 +96,6 @@ private func expectRefused(_ text: String, _ message: String, sourceLocation: So
         ("Transition<Fé>", "expected '>' at column 13, found 'é'"),
         ("TransitionInto<F.>", "expected a state name at column 18, found '>'"),
         ("TransitionInto<F..S>", "expected a state name at column 18, found '.'"),
-        ("TransitionInto<F.S.T>", "expected '>' at column 19, found '.'"),
         ("Transition Into<F.S>", "expected the end at column 12, found 'I'"),
     ])
     func whatDoesNotParseIsRefusedQuotingTheFilter(text: String, reason: String) {

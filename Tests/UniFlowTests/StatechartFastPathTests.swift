@@ -46,20 +46,25 @@ import Testing
                          "Job": ["start", "poke", "finish", "back", "nope"]]
     static let initial = ["Player": "Off", "Split": "Left", "Job": "Queued"]
 
-    private func make(journal: String? = nil) -> (Harness, Recorder) {
+    /// Filters over `entered`/`exited` and active states, which a fast send
+    /// must match as the engine's mutation does.
+    static let filters = ["TransitionInto<Player.On.Playing>", "TransitionFrom<Split.Right.D>",
+                          "TransitionBetween<Player.Normal, Player.Fast>", "ActualizationIn<Job.Running>"]
+
+    private func make(journal: String? = nil) -> (Harness, Recorder, [Recorder]) {
         let h = Harness(options: journal.map { #"{"clock":"manual","journal":"\#($0)"}"# } ?? #"{"clock":"manual"}"#)
         for definition in Self.definitions {
             let status = uf_register(h.d, definition)
             precondition(status == UF_OK, h.lastError)
         }
-        return (h, h.record())
+        return (h, h.record(), Self.filters.map { h.record($0) })
     }
 
     @Test(arguments: [5, 6, 7] as [UInt64])
     func givenTheSameSends_whenTheFastPathTakesThem_thenEverythingMatchesTheGeneralPath(seed: UInt64) {
         let path = temporaryPath("chart-fast-path")
         defer { unlink(path) }
-        let (reference, expectedMutations) = make(journal: path)
+        let (reference, expectedMutations, expectedFiltered) = make(journal: path)
         let subjects = [make(), make()]
         var random = HotPath.Generator(state: seed)
         var applied = 0
@@ -97,16 +102,21 @@ import Testing
             if got != [expected, expected] { return }
         }
         #expect(applied > 250, "seed \(seed)")
-        for (h, recorder) in subjects {
+        for (h, recorder, filtered) in subjects {
             #expect(recorder.mutations == expectedMutations.mutations, "seed \(seed)")
+            for (i, filter) in Self.filters.enumerated() {
+                #expect(filtered[i].mutations == expectedFiltered[i].mutations, "seed \(seed): \(filter)")
+            }
             #expect(h.state == reference.state, "seed \(seed)")
         }
+        // The filters matched something: the comparison means something.
+        #expect(expectedFiltered.allSatisfy { !$0.mutations.isEmpty }, "seed \(seed): \(expectedFiltered.map(\.mutations.count))")
     }
 
     /// What the cache learns: plain sends only, so that a guard, an effect or a
     /// field is always the engine's to evaluate.
     @Test func onlyPlainSendsAreLearned() {
-        let (h, _) = make()
+        let (h, _, _) = make()
         let dispatcher = UniFlow.dispatcher(from: UnsafeMutableRawPointer(h.d))
         func learned(_ feature: String, _ event: String) -> Bool {
             let index = dispatcher.featureIndex(named: feature)!

@@ -16,6 +16,8 @@ protocol BindingContext: AnyObject {
     /// A binding's `when`, with `lookup` finding features registered earlier or in the same call.
     func compile(_ filter: FilterExpression,
                  lookup: (String) -> (Int32, Bool, (String) -> Int?)?) throws(UniFlowError) -> Dispatcher.CompiledFilter
+    /// Whether a statechart's mutation passes a filter naming its states (by its number).
+    func chartFilterMatches(_ filter: Int32, _ record: MutationRecord) -> Bool
     /// A template's action, its names resolved (borrowing its strings).
     func resolve<Source: ActionSource>(_ request: DecodedAction<Source>, hasVia: Bool) throws(UniFlowError) -> ResolvedAction
 

@@ -80,7 +80,9 @@ extension BindingDefinition.Given {
 extension BindingDefinition {
     /// Checks a binding's shape, rules included (names are checked later, at
     /// registration). Errors are `UF_ESCHEMA` naming `path` and below.
-    static func parse(_ json: JSONValue, path: String) throws(UniFlowError) -> BindingDefinition {
+    /// `isStatechart` says whether a feature's states may be named by paths.
+    static func parse(_ json: JSONValue, path: String,
+                      isStatechart: (String) -> Bool = { _ in false }) throws(UniFlowError) -> BindingDefinition {
         guard let object = json.objectValue else {
             throw UniFlowError(.schema, "\(path): a binding must be an object, got \(json.jsonTypeName)")
         }
@@ -93,7 +95,13 @@ extension BindingDefinition {
             throw UniFlowError(.schema, "\(path).when: expected string, got \(whenValue.jsonTypeName)")
         }
         let when: FilterExpression
-        do throws(UniFlowError) { when = try FilterExpression.parse(whenText) } catch { throw error.prefixed("\(path).when") }
+        do throws(UniFlowError) {
+            var pathRefusal: String?
+            when = try FilterExpression.parse(whenText, pathRefusal: &pathRefusal)
+            if let pathRefusal, let feature = when.feature, !isStatechart(feature) { throw UniFlowError(.schema, pathRefusal) }
+        } catch {
+            throw error.prefixed("\(path).when")
+        }
 
         var given: [Given] = []
         if let givenValue = object["given"] {

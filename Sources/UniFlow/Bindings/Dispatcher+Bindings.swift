@@ -6,7 +6,9 @@ import CUniFlow
 extension Dispatcher {
     /// See `ModelBindings.parse`.
     func parseBindings(of parsed: [FeatureDefinition]) throws(UniFlowError) -> [[BindingDefinition]] {
-        try ModelBindings.parse(parsed)
+        try ModelBindings.parse(parsed) { name in
+            parsed.contains { $0.name == name && $0.chart != nil } || (featureIndex(named: name).map { charts[$0] != nil } ?? false)
+        }
     }
 
     /// See `ModelBindings.compile`.

@@ -67,12 +67,14 @@ struct ModelBindings {
     /// Parses and checks the shapes (rules included) of the bindings of
     /// definitions about to be registered: the first registration check after the
     /// definitions' own shapes, before any name is looked up.
-    static func parse(_ parsed: [FeatureDefinition]) throws(UniFlowError) -> [[BindingDefinition]] {
+    /// `isStatechart`: whether a feature (registered or in `parsed`) is a statechart.
+    static func parse(_ parsed: [FeatureDefinition],
+                      isStatechart: (String) -> Bool = { _ in false }) throws(UniFlowError) -> [[BindingDefinition]] {
         var shapes: [[BindingDefinition]] = []
         for (i, definition) in parsed.enumerated() {
             var list: [BindingDefinition] = []
             for (j, binding) in definition.bindings.enumerated() {
-                list.append(try BindingDefinition.parse(binding, path: "features[\(i)].bindings[\(j)]"))
+                list.append(try BindingDefinition.parse(binding, path: "features[\(i)].bindings[\(j)]", isStatechart: isStatechart))
             }
             shapes.append(list)
         }
@@ -155,13 +157,20 @@ struct ModelBindings {
              context: some BindingContext) -> ActiveBinding? {
         let binding = byOwner[reference.owner]![Int(reference.index)]
         let filter = binding.filter
-        guard filter.kinds & MutationKind.bit(record.kind) != 0,
-              filter.oldState < 0 || filter.oldState == record.oldState,
-              filter.newState < 0 || filter.newState == record.newState else { return nil }
+        guard filter.kinds & MutationKind.bit(record.kind) != 0 else { return nil }
+        // A statechart's filter fails the state test by construction and asks
+        // its own, last: asked while `filter` is in use (or out of line), it
+        // made every binding's matching copy more.
+        var chartFilter: Int32 = -1
+        if !(filter.oldState < 0 || filter.oldState == record.oldState) || !(filter.newState < 0 || filter.newState == record.newState) {
+            guard filter.newState == CompiledFilter.chartMarker else { return nil }
+            chartFilter = filter.oldState
+        }
         if let key = filter.key {
             guard let recordKey = record.key, key == String(cString: recordKey) else { return nil }
         }
         guard ownerActive(binding, record, context: context) else { return nil }
+        if chartFilter >= 0 && !context.chartFilterMatches(chartFilter, record) { return nil }
         return binding
     }
 

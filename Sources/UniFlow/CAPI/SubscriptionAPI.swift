@@ -22,10 +22,13 @@ public func uf_subscribe_deferred(_ d: OpaquePointer?, _ when: UnsafePointer<CCh
 private func subscription(_ when: UnsafePointer<CChar>?, deferred: Bool) -> CallbackRegistration<uf_subscriber_fn> {
     { (dispatcher, callback) throws(UniFlowError) in
         let callback = try callback()
-        let expression = try when.map { (text) throws(UniFlowError) in try FilterExpression.parse(String(cString: text)) }
-            ?? FilterExpression(form: .anyMutation)
+        var pathRefusal: String?
+        let expression = try when.map { (text) throws(UniFlowError) in
+            try FilterExpression.parse(String(cString: text), pathRefusal: &pathRefusal)
+        } ?? FilterExpression(form: .anyMutation)
         return try dispatcher.exclusive { () throws(UniFlowError) -> UInt64 in
-            try dispatcher.subscribe(try dispatcher.compile(expression), deferred: deferred, callback)
+            try dispatcher.refusePath(pathRefusal, of: expression)
+            return try dispatcher.subscribe(try dispatcher.compile(expression), deferred: deferred, callback)
         }
     }
 }

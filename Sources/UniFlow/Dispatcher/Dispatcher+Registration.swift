@@ -12,8 +12,8 @@ extension Dispatcher {
                 throw UniFlowError(.exists, "features[\(i)]: feature '\(definition.name)' is already registered")
             }
         }
-        charts.registering = Set(parsed.filter { $0.chart != nil }.map(\.name))
-        defer { charts.registering = [] }
+        for definition in parsed { charts.registering[definition.name] = definition.chart }
+        defer { charts.registering = [:] }
         let compiled = try compileBindings(shapes, of: parsed)
         try checkHandlers(of: parsed)
         try checkStatechartHandlers(of: parsed)

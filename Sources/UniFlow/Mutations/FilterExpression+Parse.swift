@@ -2,12 +2,34 @@ extension FilterExpression {
     /// Parses a filter (`docs/filters.md`): `AnyMutation`,
     /// `Transition<F>`, `SettingInto<F.S>`, `TransitionBetween<F.A, F.B>`. Blanks
     /// (spaces and tabs) may surround `<`, `>`, `,`, `.` and the whole filter.
-    /// Names are checked for their pattern only; the registry resolves them later.
+    /// A state may be a path (`F.Active.Playing`, for statecharts). Names are
+    /// checked for their pattern only; the registry resolves them later.
     ///
     /// Errors are `UF_ESCHEMA`: `cannot parse filter 'Foo<': ...` for anything that
     /// does not parse (the empty string included), and `TransitionBetween must name
     /// one feature` when its two states belong to different features.
     static func parse(_ text: String) throws(UniFlowError) -> FilterExpression {
+        var pathRefusal: String?
+        return try parse(text, pathRefusal: &pathRefusal)
+    }
+
+    /// `parse`, giving in `pathRefusal` the parse error a state path (`F.A.B`)
+    /// gave before statecharts, which a flat (or unknown) feature's filter still
+    /// gets (`Dispatcher.refusePath`). Kept apart from the expression, which
+    /// bindings copy as they run.
+    static func parse(_ text: String, pathRefusal: inout String?) throws(UniFlowError) -> FilterExpression {
+        do throws(UniFlowError) {
+            return try parseAllowingPaths(text, pathRefusal: &pathRefusal)
+        } catch {
+            // Before paths, the first dot inside a state's name ended the parse
+            // with this error: whatever follows it still does.
+            if let pathRefusal { throw UniFlowError(.schema, pathRefusal) }
+            throw error
+        }
+    }
+
+    /// `parse`, noting in `pathRefusal` the error the first path gave before paths.
+    private static func parseAllowingPaths(_ text: String, pathRefusal: inout String?) throws(UniFlowError) -> FilterExpression {
         var scanner = FilterScanner(text)
         // Only a NULL filter means AnyMutation: an empty one is a mistake.
         guard !scanner.atEnd else { throw scanner.failure("empty filter") }
@@ -20,7 +42,16 @@ extension FilterExpression {
             repeat {
                 let feature = try scanner.name(what: "a feature name")
                 let key = scanner.skip("[") ? try scanner.key() : nil
-                let state = scanner.skip(".") ? try scanner.name(what: "a state name") : nil
+                var state = scanner.skip(".") ? try scanner.name(what: "a state name") : nil
+                // A statechart's states are named by paths (`Active.Playing`); a
+                // flat feature's never contain a dot, and refuse one as they did
+                // before paths (`pathRefusal`), once the feature is known.
+                while state != nil, let dot = scanner.dot() {
+                    let refusal = scanner.failure("expected '>' \(scanner.found(at: dot))").message
+                    guard let next = scanner.nameIfAny() else { throw UniFlowError(.schema, refusal) }
+                    if pathRefusal == nil { pathRefusal = refusal }
+                    state! += "." + next
+                }
                 references.append((feature, key, state))
             } while scanner.skip(",")
             try scanner.expect(">")
@@ -107,6 +138,22 @@ private struct FilterScanner {
             throw failure("a name is at most \(DefinitionParser.maxNameLength) bytes, got \(name.utf8.count)")
         }
         skipBlanks()
+        return name
+    }
+
+    /// Consumes a `.` that comes next, returning its offset.
+    mutating func dot() -> Int? {
+        let at = position
+        return skip(".") ? at : nil
+    }
+
+    /// A name if one comes next (and the blanks after it), else nil with nothing consumed.
+    mutating func nameIfAny() -> String? {
+        let start = position
+        guard let name = try? name(what: "a state name") else {
+            position = start
+            return nil
+        }
         return name
     }
 

@@ -76,7 +76,7 @@ extension Dispatcher {
         let kindBit = MutationKind.bit(record.kind)
         let subscribedBefore = registrationIDs.next
         if (hot.features[Int(record.feature)].bindingKinds | hot.anyBindingKinds) & kindBit != 0 { runBindings(record, homes: inLineHomes) }
-        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
+        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore, charts: charts.any)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         scratch.delivery.reset()
     }
@@ -96,7 +96,7 @@ extension Dispatcher {
     func announceToObservers(_ mutation: CommittedMutation, subscribedBefore: UInt64) {
         var record = mutation.record
         lendToCallbacks(mutation)
-        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore)
+        deliver(&record, instanceList: instanceList(of: record), subscribedBefore: subscribedBefore, charts: charts.any)
         if reportingActive { report(.processed, action: mutation.action, mutation: record) }
         scratch.delivery.reset()
     }

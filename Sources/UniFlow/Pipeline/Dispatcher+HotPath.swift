@@ -203,7 +203,7 @@ extension Dispatcher {
             stateChanged(at: Place(feature: feature, instance: instance), kind: mutationKind, into: newState, field: timers)
         }
         scratch.delivery.hotAction = action
-        deliver(&record, instanceList: instanceList, subscribedBefore: registrationIDs.next)
+        deliver(&record, instanceList: instanceList, subscribedBefore: registrationIDs.next, charts: false)
         scratch.delivery.resetHot()
         return Status.ok.rawValue
     }

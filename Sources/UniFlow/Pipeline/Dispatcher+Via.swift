@@ -55,7 +55,8 @@ extension Dispatcher {
         guard target >= 0 else { return .success(nil) }
         if let failure = scratch.via.lastBecomeFailure { return .failure(failure) }
         if let became = scratch.via.became { return .success(became) }
-        if given == nil && !stateSlot(target, of: hot.features[Int(action.feature)]).isAuto {
+        // A statechart's payload sets only the fields it names: its macrostep checks the rest.
+        if given == nil && !(charts.any && charts[action.feature] != nil) && !stateSlot(target, of: hot.features[Int(action.feature)]).isAuto {
             return .failure(UniFlowError(.rejected, "\(featureName(action.feature)).\(stateName(target, feature: action.feature)) has required fields and the via callback did not become a payload"))
         }
         return .success(nil)
@@ -66,6 +67,7 @@ extension Dispatcher {
         guard record.target >= 0 else {
             throw UniFlowError(.misuse, "uf_context_become is not allowed on a trigger or a deinitialization")
         }
+        if charts.any, let table = charts[record.feature] { return try becomeStatechart(record, table: table, payload: text) }
         do throws(UniFlowError) {
             let json = try JSONParser.parse(text)
             guard let object = json.objectValue else {

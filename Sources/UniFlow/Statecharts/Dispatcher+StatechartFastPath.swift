@@ -105,7 +105,7 @@ extension Dispatcher {
             scratch.delivery.newPayload = payload
         }
         scratch.delivery.hotAction = HotAction(action: a, kind: .send, feature: feature, from: -1, into: -1, event: event)
-        deliver(&record, instanceList: instanceList, subscribedBefore: registrationIDs.next)
+        deliver(&record, instanceList: instanceList, subscribedBefore: registrationIDs.next, charts: true)
         if lendsPayload { scratch.delivery.reset() } else { scratch.delivery.resetHot() }
         return Status.ok.rawValue
     }

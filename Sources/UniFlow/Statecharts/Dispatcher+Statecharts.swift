@@ -54,17 +54,6 @@ extension Dispatcher {
         learnStatechartEventNames(feature)
     }
 
-    /// Filters that name a state of a statechart feature would compare a
-    /// configuration with one state: refused until they are defined over
-    /// `entered`/`exited` (docs/statecharts.md).
-    func refuseStatechartStateFilter(_ filter: FilterExpression) throws(UniFlowError) {
-        guard let name = filter.feature, filter.state != nil else { return }
-        let isChart = charts.registering.contains(name) || featureIndex(named: name).map { charts[$0] != nil } ?? false
-        if isChart {
-            throw UniFlowError(.schema, "filter '\(filter.text)': \(name) is a statechart feature: filters naming its states are not supported yet (AnyMutationOf<\(name)> and the kind filters are)")
-        }
-    }
-
     // MARK: Names
 
     /// A statechart instance's configuration string for its state number; nil
@@ -160,9 +149,6 @@ extension Dispatcher {
     func runStatechartSteps(_ action: ResolvedAction, table: StatechartTable, via: HostCallback<uf_via_fn>?,
                             policy: CommitPolicy) -> StepOutcome {
         let header = action.header
-        if via != nil {
-            return .failed(UniFlowError(.invalidArgument, "\(subject(header)): via callbacks are not supported on statechart features"), header)
-        }
         let chart = table.chart
         let place = place(of: header)
         let current = state(at: place)
@@ -204,8 +190,20 @@ extension Dispatcher {
                 }
             }
         }
-        if header.kind == .trigger {
+        // A via runs as on a flat feature: after the interceptors, before
+        // anything is computed; what it becomes is the action's payload.
+        var given = action.payload
+        if let via {
             if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+                return .failed(failure, header)
+            }
+            switch runVia(via, action: header, place: place, current: current, given: action.payload) {
+            case .failure(let failure): return .failed(failure, header)
+            case .success(let became): if let became { given = became }
+            }
+        }
+        if header.kind == .trigger {
+            if via == nil, interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
                 return .failed(failure, header)
             }
             return .triggered(header)
@@ -224,16 +222,16 @@ extension Dispatcher {
         do throws(UniFlowError) {
             switch header.kind {
             case .initialize:
-                for (k, v) in action.payload ?? JSONObject() { run.payload[k] = v }
+                for (k, v) in given ?? JSONObject() { run.payload[k] = v }
                 try run.initialize(into: [into], host: &host)
             case .send:
                 taken = try run.send(StatechartEvent(name: eventName, payload: action.payload ?? JSONObject()), host: &host)
             case .transition:
-                for (k, v) in action.payload ?? JSONObject() { run.payload[k] = v }
+                for (k, v) in given ?? JSONObject() { run.payload[k] = v }
                 try run.transition(from: max(from, 0), into: [into], reenter: header.same,
                                    event: StatechartEvent(name: "xstate.transition"), host: &host)
             case .actualize:
-                try run.update(action.payload ?? JSONObject(), event: StatechartEvent(name: "xstate.actualize"), host: &host)
+                try run.update(given ?? JSONObject(), event: StatechartEvent(name: "xstate.actualize"), host: &host)
             default:
                 break
             }
@@ -242,7 +240,7 @@ extension Dispatcher {
             let named = error.message.hasPrefix("\(featureName(header.feature)).")
             return .failed(named ? error : UniFlowError(error.status, "\(subject(header)): \(error.message)"), header)
         }
-        if interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
+        if via == nil, interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
             return .failed(failure, header)
         }
 

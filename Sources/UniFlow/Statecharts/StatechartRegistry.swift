@@ -11,9 +11,14 @@
 struct StatechartRegistry {
     /// Some statechart feature is registered: the one test flat features pay.
     var any = false
-    /// The statechart features of the registration in progress (their bindings'
-    /// filters are compiled before they are added).
-    var registering: Set<String> = []
+    /// The statechart features of the registration in progress, by name (their
+    /// bindings' filters are compiled before they are added).
+    var registering: [String: Statechart] = [:]
+    /// The tests of filters naming a statechart's states, numbered (a compiled
+    /// filter carries its number): interned, so that subscribing again and
+    /// again adds nothing.
+    private(set) var filters: [ChartFilter] = []
+    private var filterNumbers: [ChartFilter: Int32] = [:]
     /// `uf_register_service`'s services and the invocations running.
     var services = StatechartServices()
     /// Services to stop and start once the action that decided it is announced.
@@ -50,6 +55,13 @@ struct StatechartRegistry {
     /// The state number of an instance value, interned on first use.
     mutating func intern(_ value: StatechartInstance, feature: Int32, arena: inout NameArena) throws(UniFlowError) -> Int32 {
         try tables[feature]!.intern(value, arena: &arena)
+    }
+
+    mutating func number(of filter: ChartFilter) -> Int32 {
+        if let known = filterNumbers[filter] { return known }
+        filters.append(filter)
+        filterNumbers[filter] = Int32(filters.count - 1)
+        return Int32(filters.count - 1)
     }
 
     /// Keeps a general-path microstep's paths in the slot of its `seq`.

@@ -7,6 +7,13 @@ struct CompiledFilter {
     /// `F[key]`: only that instance's mutations.
     var key: String?
 
+    /// The `newState` of a filter naming a statechart's states, which compares
+    /// active, entered and exited states instead of state numbers: no state
+    /// number is this (a statechart's are interned configurations, never this
+    /// many), so the state test fails and its slow branch asks the statechart's
+    /// test, whose number (`StatechartRegistry.filters`) is then the `oldState`.
+    static let chartMarker = Int32.max
+
     /// Resolves a parsed filter with `lookup` giving a feature's index, whether it
     /// is keyed, and a function that finds its states by name.
     init(_ filter: FilterExpression, lookup: (String) -> (Int32, Bool, (String) -> Int?)?) throws(UniFlowError) {
@@ -29,23 +36,25 @@ struct CompiledFilter {
         }
         let first = try state(filter.state)
         let second = try state(filter.secondState)
-        self.init(kinds: MutationKind.all, feature: feature, key: filter.key)
+        self.init(kinds: CompiledFilter.kinds(of: filter.form), feature: feature, key: filter.key)
         switch filter.form {
-        case .anyMutation, .anyMutationOf: break
-        case .anyUpdateOf: kinds = MutationKind.updates
-        case .anySettingOf: kinds = MutationKind.settings
-        case .settingInto: kinds = MutationKind.settings; newState = first
-        case .initialization: kinds = MutationKind.initialization.bit
-        case .actualization: kinds = MutationKind.actualization.bit
-        case .transition: kinds = MutationKind.transition.bit
-        case .deinitialization: kinds = MutationKind.deinitialization.bit
-        case .initializationInto: kinds = MutationKind.initialization.bit; newState = first
-        case .actualizationIn: kinds = MutationKind.actualization.bit; newState = first
-        case .transitionInto: kinds = MutationKind.transition.bit; newState = first
-        case .transitionFrom: kinds = MutationKind.transition.bit; oldState = first
-        case .transitionBetween:
-            kinds = MutationKind.transition.bit; oldState = first; newState = second
-        case .deinitializationFrom: kinds = MutationKind.deinitialization.bit; oldState = first
+        case .settingInto, .initializationInto, .actualizationIn, .transitionInto: newState = first
+        case .transitionFrom, .deinitializationFrom: oldState = first
+        case .transitionBetween: oldState = first; newState = second
+        default: break
+        }
+    }
+
+    /// The mutation kinds a form matches.
+    static func kinds(of form: FilterExpression.Form) -> UInt8 {
+        switch form {
+        case .anyMutation, .anyMutationOf: MutationKind.all
+        case .anyUpdateOf: MutationKind.updates
+        case .anySettingOf, .settingInto: MutationKind.settings
+        case .initialization, .initializationInto: MutationKind.initialization.bit
+        case .actualization, .actualizationIn: MutationKind.actualization.bit
+        case .transition, .transitionInto, .transitionFrom, .transitionBetween: MutationKind.transition.bit
+        case .deinitialization, .deinitializationFrom: MutationKind.deinitialization.bit
         }
     }
 

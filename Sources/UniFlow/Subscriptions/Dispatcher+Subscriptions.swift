@@ -37,7 +37,9 @@ extension Dispatcher {
     /// is keyed, and a function that finds its states by name.
     func compile(_ filter: FilterExpression,
                  lookup: (String) -> (Int32, Bool, (String) -> Int?)?) throws(UniFlowError) -> CompiledFilter {
-        if charts.any || !charts.registering.isEmpty { try refuseStatechartStateFilter(filter) }
+        if charts.any || !charts.registering.isEmpty, let chart = statechartForFilter(filter) {
+            return try compileChartFilter(filter, chart: chart, lookup: lookup)
+        }
         return try CompiledFilter(filter, lookup: lookup)
     }
 
@@ -103,8 +105,12 @@ extension Dispatcher {
     /// the mutation's announcement began (`limit`, the next id then: its bindings
     /// and their reports may subscribe too) wait for the next mutation, so a list
     /// empty when the delivery starts can be left out.
+    ///
+    /// `charts`: whether the mutation may be a statechart's, whose filters
+    /// naming states need their own test; the hot path passes `false` (it never
+    /// carries one), so that its inlined matching has no trace of that test.
     @inline(__always)
-    func deliver(_ record: inout MutationRecord, instanceList: Int32 = -1, subscribedBefore limit: UInt64) {
+    func deliver(_ record: inout MutationRecord, instanceList: Int32 = -1, subscribedBefore limit: UInt64, charts: Bool) {
         let f = Int(record.feature)
         let ownAtStart = subscriptions.byFeature[f].count
         let anyAtStart = subscriptions.anyList.count
@@ -115,13 +121,13 @@ extension Dispatcher {
         // computes both of and combines.
         if anyAtStart == 0, _fastPath(instanceList < 0) {
             if ownAtStart == 1 {
-                deliver(&record, onlyTo: subscriptions.byFeature[f][0], subscribedBefore: limit)
+                deliver(&record, onlyTo: subscriptions.byFeature[f][0], subscribedBefore: limit, charts: charts)
             } else if ownAtStart > 1 {
-                deliver(&record, ownSubscribersOf: f, subscribedBefore: limit)
+                deliver(&record, ownSubscribersOf: f, subscribedBefore: limit, charts: charts)
             }
             return
         }
-        deliver(&record, instanceList: instanceList, subscribedBefore: limit, own: ownAtStart, any: anyAtStart)
+        deliver(&record, instanceList: instanceList, subscribedBefore: limit, own: ownAtStart, any: anyAtStart, charts: charts)
     }
 
     /// `deliver` to a list of one subscription. Nothing leaves a list while a
@@ -129,22 +135,22 @@ extension Dispatcher {
     /// callback subscribes is newer than `limit`: there is no next entry to call,
     /// so nothing needs re-reading once the callback returns.
     @inline(__always)
-    private func deliver(_ record: inout MutationRecord, onlyTo index: Int32, subscribedBefore limit: UInt64) {
+    private func deliver(_ record: inout MutationRecord, onlyTo index: Int32, subscribedBefore limit: UInt64, charts: Bool) {
         subscriptions.notifyingDepth &+= 1
-        withUnsafeMutablePointer(to: &record) { notify(index, $0, kindBit: $0.pointee.kindBit, limit: limit) }
+        withUnsafeMutablePointer(to: &record) { notify(index, $0, kindBit: $0.pointee.kindBit, limit: limit, charts: charts) }
         subscriptions.notifyingDepth &-= 1
         flushPendingRemovals()
     }
 
     /// `deliver` when only the feature's own list has subscribers (more than one).
     @inline(never)
-    private func deliver(_ record: inout MutationRecord, ownSubscribersOf f: Int, subscribedBefore limit: UInt64) {
+    private func deliver(_ record: inout MutationRecord, ownSubscribersOf f: Int, subscribedBefore limit: UInt64, charts: Bool) {
         subscriptions.notifyingDepth &+= 1
         let kindBit = record.kindBit
         withUnsafeMutablePointer(to: &record) { recordPointer in
             var i = 0
             repeat {
-                notify(subscriptions.byFeature[f][i], recordPointer, kindBit: kindBit, limit: limit)
+                notify(subscriptions.byFeature[f][i], recordPointer, kindBit: kindBit, limit: limit, charts: charts)
                 i &+= 1
             } while i < subscriptions.byFeature[f].count
         }
@@ -156,7 +162,7 @@ extension Dispatcher {
     /// (`own` and `any`: the lengths of the others at the start).
     @inline(never)
     private func deliver(_ record: inout MutationRecord, instanceList: Int32, subscribedBefore limit: UInt64,
-                         own ownAtStart: Int, any anyAtStart: Int) {
+                         own ownAtStart: Int, any anyAtStart: Int, charts: Bool) {
         let f = Int(record.feature)
         let keyedAtStart = instanceList >= 0 ? subscriptions.keyedLists[Int(instanceList)].count : 0
         if ownAtStart == 0 && anyAtStart == 0 && keyedAtStart == 0 { return }
@@ -166,13 +172,13 @@ extension Dispatcher {
             if anyAtStart == 0 && keyedAtStart == 0 {
                 var i = 0
                 while i < subscriptions.byFeature[f].count {
-                    notify(subscriptions.byFeature[f][i], recordPointer, kindBit: kindBit, limit: limit)
+                    notify(subscriptions.byFeature[f][i], recordPointer, kindBit: kindBit, limit: limit, charts: charts)
                     i += 1
                 }
             } else if ownAtStart == 0 && keyedAtStart == 0 {
                 var j = 0
                 while j < subscriptions.anyList.count {
-                    notify(subscriptions.anyList[j], recordPointer, kindBit: kindBit, limit: limit)
+                    notify(subscriptions.anyList[j], recordPointer, kindBit: kindBit, limit: limit, charts: charts)
                     j += 1
                 }
             } else {
@@ -192,7 +198,7 @@ extension Dispatcher {
                     if smallest == a { index = own[positions.0]; positions.0 += 1 }
                     else if smallest == b { index = any[positions.1]; positions.1 += 1 }
                     else { index = keyed[positions.2]; positions.2 += 1 }
-                    notify(index, recordPointer, kindBit: kindBit, limit: limit)
+                    notify(index, recordPointer, kindBit: kindBit, limit: limit, charts: charts)
                 }
             }
         }
@@ -217,9 +223,9 @@ extension Dispatcher {
     /// matches (`kindBit`: the bit of the record's kind, which no callback
     /// changes); ends it if it asks to be ended.
     @inline(__always)
-    private func notify(_ index: Int32, _ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64) {
+    private func notify(_ index: Int32, _ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64, charts: Bool) {
         let slot = subscriptions.slots[Int(index)]
-        guard slot.wants(record, kindBit: kindBit, limit: limit) else { return }
+        guard slot.wants(record, kindBit: kindBit, limit: limit, charts: charts) else { return }
         if slot.deferred {
             capture(record.pointee, for: index)
             return

@@ -8,7 +8,8 @@ struct SubscriptionSlot {
     var kinds: UInt8
     /// -1: any feature (the `AnyMutation` list).
     var feature: Int32
-    /// -1: any; otherwise the state index the old / new state must have.
+    /// -1: any; otherwise the state index the old / new state must have (or a
+    /// statechart's filter: `CompiledFilter.chartMarker`).
     var oldState: Int32
     var newState: Int32
     /// Its filter names one instance (`F[key]`): that key's list, in
@@ -29,15 +30,19 @@ extension SubscriptionSlot {
     /// Whether a delivery calls it (or, deferred, keeps the mutation for it): it
     /// is alive, older than the delivery (`limit`: the next id when the
     /// mutation's announcement began) and its filter matches (`kindBit`: the bit
-    /// of the record's kind).
+    /// of the record's kind; `charts`: the mutation may be a statechart's).
     @inline(__always)
-    func wants(_ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64) -> Bool {
+    func wants(_ record: UnsafeMutablePointer<MutationRecord>, kindBit: UInt8, limit: UInt64, charts: Bool) -> Bool {
         guard alive, id < limit, kinds & kindBit != 0 else { return false }
         // Most filters name no state: both are -1, the only negative value, so
         // one test of their AND skips both comparisons.
         if oldState & newState >= 0 {
             guard oldState < 0 || oldState == record.pointee.oldState,
-                  newState < 0 || newState == record.pointee.newState else { return false }
+                  newState < 0 || newState == record.pointee.newState else {
+                // No state number is the marker: a statechart's filter asks its own
+                // test (never on the hot path, which passes `charts` false).
+                return charts && newState == CompiledFilter.chartMarker && chartSubscriptionWants(record, filter: oldState)
+            }
         }
         return true
     }
