@@ -311,3 +311,38 @@ private func registered(_ definition: String) -> (status: Int32, error: String, 
         #expect(recorder.mutations.last?.contains(#""action":{"kind":"always"}"#) == true)
     }
 }
+
+/// An explicit action's own payload sets only fields the configuration it
+/// reaches declares: a field no active state (nor the feature) declares is a
+/// typo, refused with its path, not dropped with the fields that leave.
+@Suite struct StatechartOwnPayloadTests {
+    static let player = #"""
+    {"feature": "Player", "fields": {"volume": {"type": "integer", "default": 5}},
+     "states": {"Off": {"on": {"power": "On"}},
+                "On": {"fields": {"track": {"type": "string", "default": ""}}, "initial": "Idle",
+                       "states": {"Idle": {}, "Busy": {}}}}}
+    """#
+
+    @Test(arguments: [
+        (#"{"kind":"initialize","feature":"Player","into":"Off","payload":{"track":"x"}}"#, "", "Player.Off.track: unknown field"),
+        (#"{"kind":"transition","feature":"Player","into":"On","payload":{"volum":3}}"#, "Off", "Player.On.Idle.volum: unknown field"),
+        (#"{"kind":"actualize","feature":"Player","in":"Off","payload":{"track":"y"}}"#, "Off", "Player.Off.track: unknown field"),
+    ])
+    func anUndeclaredFieldIsUFESCHEMAAndChangesNothing(action: String, start: String, message: String) {
+        let h = Harness(Self.player)
+        if !start.isEmpty {
+            #expect(h.submit(#"{"kind":"initialize","feature":"Player","into":"\#(start)"}"#) == UF_OK, "\(h.lastError)")
+        }
+        let before = h.state
+        #expect(h.submit(action) == UF_ESCHEMA)
+        #expect(h.lastError == message)
+        #expect(h.state == before)
+    }
+
+    @Test func declaredFieldsOfTheStatesEnteredAreSet() {
+        let h = Harness(Self.player)
+        #expect(h.submit(#"{"kind":"initialize","feature":"Player","into":"Off","payload":{"volume":2}}"#) == UF_OK)
+        #expect(h.submit(#"{"kind":"transition","feature":"Player","into":"Busy","payload":{"track":"t"}}"#) == UF_OK, "\(h.lastError)")
+        #expect(h.feature("Player") == #"{"state":"On.Busy","payload":{"volume":2,"track":"t"}}"#)
+    }
+}

@@ -240,6 +240,9 @@ extension Dispatcher {
             let named = error.message.hasPrefix("\(featureName(header.feature)).")
             return .failed(named ? error : UniFlowError(error.status, "\(subject(header)): \(error.message)"), header)
         }
+        if header.kind != .send, let own = given, let failure = unknownField(in: own, after: run, table: table, feature: header.feature) {
+            return .failed(failure, header)
+        }
         if via == nil, interceptorsApply(to: header.feature), let failure = intercept(header, current: current, payload: action.payload) {
             return .failed(failure, header)
         }
@@ -296,6 +299,19 @@ extension Dispatcher {
         } catch {
             return .failed(error, header)
         }
+    }
+
+    /// An action's own payload may name only fields of the configuration its
+    /// first microstep reaches (the feature's and its active states'); the
+    /// engine drops fields that leave the schema, which must not hide a typo.
+    private func unknownField(in own: JSONObject, after run: StatechartRun, table: StatechartTable,
+                              feature: Int32) -> UniFlowError? {
+        guard !own.isEmpty, let first = run.microsteps.first else { return nil }
+        let chart = table.chart
+        var declared = Set(chart.nodes[0].fields.map(\.name))
+        for n in first.instance.active where n > 0 { declared.formUnion(chart.nodes[n].fields.map(\.name)) }
+        guard let unknown = own.keys.sorted().first(where: { !declared.contains($0) }) else { return nil }
+        return UniFlowError(.schema, "\(featureName(feature)).\(chart.configurationText(first.instance.active)).\(unknown): unknown field")
     }
 
     // MARK: Services
