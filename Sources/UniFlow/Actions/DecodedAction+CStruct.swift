@@ -49,8 +49,11 @@ extension DecodedAction where Source == CActionSource {
                 }
             case .event:
                 let name = String(cString: text)
-                guard DefinitionParser.isValidName(name) else {
-                    throw UniFlowError(.invalidArgument, "uf_action.\(field.structMemberNames[0]): '\(name)' is not a valid event name")
+                if let refusal = StatechartParser.outerEventRefusal(name) {
+                    // A reserved name is well formed: its refusal is the definition
+                    // language's rule (UF_ESCHEMA), whichever way the action came.
+                    let status: Status = StatechartParser.isLibraryEventName(name) ? .schema : .invalidArgument
+                    throw UniFlowError(status, "uf_action.\(field.structMemberNames[0]): \(refusal)")
                 }
             case .none, .feature, .state:
                 break

@@ -194,8 +194,8 @@ extension DecodedAction where Source: ActionJSON {
                 throw UniFlowError(.schema, "action.\(key.name): \(reason)")
             }
         case .event:
-            guard DefinitionParser.isValidName(text.string) else {
-                throw UniFlowError(.schema, "action.\(key.name): '\(text.string)' is not a valid event name")
+            if let refusal = StatechartParser.outerEventRefusal(text.string) {
+                throw UniFlowError(.schema, "action.\(key.name): \(refusal)")
             }
         case .none, .feature, .state:
             break

@@ -21,6 +21,20 @@ enum StatechartParser {
     /// Event names the library alone sends, which definitions may still name.
     static let reservedEventPrefixes = ["xstate.done.state.", "xstate.done.actor.", "xstate.error.actor.", "xstate.after."]
 
+    /// Whether a name is one of the events only the library sends (`xstate.init`
+    /// and the reserved prefixes), which no action may send from outside.
+    static func isLibraryEventName(_ name: String) -> Bool {
+        name == "xstate.init" || reservedEventPrefixes.contains { name.hasPrefix($0) && name.count > $0.count }
+    }
+
+    /// Why an action may not send this event (the text after the member's
+    /// name), or nil when it may.
+    static func outerEventRefusal(_ name: String) -> String? {
+        if isLibraryEventName(name) { return "'\(name)' is reserved: only the library sends it" }
+        if !DefinitionParser.isValidName(name) { return "'\(name)' is not a valid event name" }
+        return nil
+    }
+
     /// Whether an event name may appear in a statechart's `on`.
     static func isChartEventName(_ name: String) -> Bool {
         DefinitionParser.isValidName(name) || reservedEventPrefixes.contains { name.hasPrefix($0) && name.count > $0.count }
