@@ -200,28 +200,6 @@ private let sound = #"""
 
 // MARK: The rules, one test each (W3C SCXML test numbers where the idea comes from one)
 
-/// A dispatcher whose handler `log` records its `params` in order.
-private final class Logged {
-    let h: Harness
-    var log: [String] = []
-
-    init(_ definition: String, options: String? = nil) {
-        h = options.map { Harness(options: $0) } ?? Harness()
-        registerHandler(h, "log") { [unowned self] call in
-            let given = String(cString: uf_binding_call_given_json(call))
-            if case .object(let object)? = try? JSONParser.parse(given), let text = object["params"]?.stringValue {
-                self.log.append(text)
-            }
-            return 0
-        }
-        let status = uf_register(h.d, definition)
-        precondition(status == UF_OK, "uf_register: \(h.lastError)")
-    }
-
-    func start(_ into: String) -> Int32 { h.submit(#"{"kind":"initialize","feature":"C","into":"\#(into)"}"#) }
-    func send(_ event: String) -> Int32 { uf_send(h.d, "C", nil, event, nil) }
-    var state: String? { stateOf(h, "C") }
-}
 
 private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"}"# }
 
@@ -229,7 +207,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     /// W3C 404/405/406: exits in reverse document order, then the transition's
     /// actions, then entries in document order.
     @Test func w3c404_405_406_exitsThenActionsThenEntries() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {
           "S0": {"initial": "S01", "exit": [\#(log("exit S0"))],
                  "states": {"P": {"type": "parallel", "exit": [\#(log("exit P"))], "states": {
@@ -250,7 +228,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// W3C 505: a transition to a descendant of its source, not re-entering, leaves the source active.
     @Test func w3c505_aTransitionIntoItsOwnSubtreeDoesNotExitTheSource() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"S": {"initial": "A", "exit": [\#(log("exit S"))], "entry": [\#(log("enter S"))],
                                           "on": {"go": "S.B", "again": {"into": "S.B", "reenter": true}},
                                           "states": {"A": {}, "B": {}}}}}
@@ -268,7 +246,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     /// W3C 533: from a parallel state into one of its regions, the domain is the
     /// parallel state: every region is left, the others entered again with defaults.
     @Test func w3c533_aTransitionFromAParallelStateLeavesEveryRegion() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"P": {"type": "parallel", "on": {"reset": "P.R1.A2"}, "states": {
            "R1": {"initial": "A1", "states": {"A1": {}, "A2": {}}},
            "R2": {"initial": "B1", "states": {"B1": {"on": {"b": "B2"}}, "B2": {"exit": [\#(log("exit B2"))]}}}}}}}
@@ -284,7 +262,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     /// W3C 403c: in a parallel state, each region selects its own transition; a
     /// parallel state's own `on` is tried only when no region took the event.
     @Test func w3c403_regionsSelectTheirOwnAndTheParallelStateOnlyWhenNoneDid() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"P": {"type": "parallel", "on": {"e": "Out", "f": "Out"}, "states": {
            "R1": {"initial": "A1", "states": {"A1": {"on": {"e": "A2"}}, "A2": {}}},
            "R2": {"initial": "B1", "states": {"B1": {"on": {"e": "B2"}}, "B2": {}}}}},
@@ -299,7 +277,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// W3C 403a: two selected transitions whose exit sets meet: the earlier in document order wins.
     @Test func w3c403a_conflictingTransitionsTheEarlierWins() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"P": {"type": "parallel", "states": {
            "R1": {"initial": "A", "states": {"A": {"on": {"e": "X"}}}},
            "R2": {"initial": "B", "states": {"B": {"on": {"e": "Y"}}}}}},
@@ -312,7 +290,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// Several targets, one per region.
     @Test func multipleTargetsEnterOneStatePerRegion() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"Off": {"on": {"on": {"into": ["P.R1.A2", "P.R2.B2"]}}},
            "P": {"type": "parallel", "states": {
              "R1": {"initial": "A1", "states": {"A1": {}, "A2": {}}},
@@ -325,7 +303,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// W3C 387/388: deep history restores the atomic states below, shallow the child with its defaults.
     @Test func w3c388_deepAndShallowHistory() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {
            "Off": {"on": {"deep": "On.Deep", "shallow": "On.Shallow"}},
            "On": {"initial": "A", "on": {"off": "Off"}, "states": {
@@ -345,7 +323,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// A history state's `default` when it remembers nothing yet.
     @Test func w3c579_historyDefaultWhenNothingIsRemembered() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"Off": {"on": {"back": "On.H"}},
            "On": {"initial": "A", "states": {"A": {}, "B": {}, "H": {"type": "history", "default": "On.B"}}}}}
         """#)
@@ -357,7 +335,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     /// W3C 416/417: entering a final child raises done.state for its parent, and
     /// a parallel state is done when every region is.
     @Test func w3c416_417_doneEventsOfCompoundAndParallelStates() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {
            "P": {"type": "parallel", "onDone": "Both", "states": {
              "R1": {"initial": "A", "onDone": {"actions": [\#(log("R1 done"))]},
@@ -376,7 +354,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     /// A top-level final state makes the instance done: exit effects run, the
     /// configuration stays, later sends are rejected, deinitialize still works.
     @Test func reachingATopLevelFinalStateMakesTheInstanceDone() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "exit": [\#(log("exit feature"))],
          "states": {"A": {"on": {"end": "End"}}, "End": {"type": "final", "exit": [\#(log("exit End"))]}}}
         """#)
@@ -391,7 +369,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// W3C 419/421: `always` before internal events, internal events in the order raised.
     @Test func w3c419_421_alwaysBeforeInternalEventsInOrder() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {
            "A": {"on": {"go": {"into": "B", "actions": [{"send": "first"}, {"send": "second"}]}}},
            "B": {"always": {"into": "C1"}},
@@ -418,7 +396,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// An endless `always` loop is `UF_ELOOP` past max_cascade, and changes nothing.
     @Test func anEndlessMacrostepIsUndoneAsUFELOOP() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"A": {"on": {"spin": "B"}}, "B": {"always": {"into": "D"}}, "D": {"always": {"into": "B"}}}}
         """#, options: #"{"max_cascade": 50}"#)
         #expect(c.start("A") == UF_OK)
@@ -429,7 +407,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// A payload check that fails anywhere in the macrostep undoes all of it.
     @Test func aPayloadThatFailsItsCheckUndoesTheMacrostep() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "fields": {"n": {"type": "number", "default": 0}},
          "states": {"A": {"on": {"go": {"into": "B", "actions": [{"assign": {"n": "text"}}]}}}, "B": {}}}
         """#)
@@ -441,7 +419,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
 
     /// A state's fields enter the payload with their defaults and leave it with the state.
     @Test func fieldsOfAStateComeAndGoWithIt() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "states": {"A": {"on": {"go": "B"}},
            "B": {"initial": "B1", "fields": {"tries": {"type": "integer", "default": 3}}, "on": {"back": "A"},
                  "states": {"B1": {}}}}}
@@ -474,7 +452,7 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     /// Explicit actions: `transition` from an active state, `actualize` in one,
     /// `from` failing when the state is not active, and the initial list.
     @Test func explicitActionsUseActiveStates() {
-        let c = Logged(#"""
+        let c = ChartLog(#"""
         {"feature": "C", "fields": {"n": {"type": "number", "default": 0}},
          "states": {"A": {"initial": "A1", "states": {"A1": {}, "A2": {}}}, "B": {}}, "initial": ["A"]}
         """#)
