@@ -615,6 +615,17 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
     json_t *description = json_object_get(config, "description");
     if (json_is_string(description)) json_object_set(out, "description", description);
     if (kind != NULL && strcmp(kind, "history") == 0) {
+        /* A history state is a pseudo-state: it is never active, so what it
+         * declares beyond its default would be dropped, and a transition into
+         * one of its children would name a state the output does not have. */
+        static const char *const inert[] = {"states", "on", "always", "after", "invoke", "entry", "exit", "onDone", "initial", NULL};
+        for (int i = 0; inert[i] != NULL; i++) {
+            if (json_object_get(config, inert[i]) == NULL) continue;
+            char at[1024];
+            snprintf(at, sizeof at, "%s.%s", where, inert[i]);
+            if (i == 0) return refuse(im, at, "a history state has no child states");
+            return refuse(im, at, "a history state has no '%s'", inert[i]);
+        }
         json_t *history = json_object_get(config, "history");
         if (json_is_string(history) && strcmp(json_string_value(history), "deep") == 0) json_object_set_new(out, "history", json_string("deep"));
         json_t *target = json_object_get(config, "target");
