@@ -30,6 +30,7 @@ from ..mutation import Mutation
 __all__ = ["Scratch", "new_scratch_dispatcher"]
 
 _UNKNOWN_HANDLER = re.compile(r"unknown handler '(.*)'")
+_UNKNOWN_SERVICE = re.compile(r"unknown service '(.*)'")
 
 M = TypeVar("M", bound=Mapping[str, Any])
 
@@ -41,21 +42,31 @@ def _placeholder(call: Any) -> bool:
     return False
 
 
+def _placeholder_service(invocation: Any) -> None:
+    """Runs nothing: a scratch dispatcher shows models, the host's services do the work."""
+
+
 def register_with_placeholders(d: Dispatcher, definitions: Any) -> None:
     """Registers ``definitions`` on ``d``, adding a placeholder for each host handler
-    they name (as the ``uniflow`` command does): found from the library's own
-    "unknown handler 'NAME'" refusal, one at a time (registration is all or nothing)."""
+    and statechart service they name (as the ``uniflow`` command does): found from
+    the library's own "unknown handler 'NAME'" and "unknown service 'NAME'"
+    refusals, one at a time (registration is all or nothing)."""
     added: Set[str] = set()
     while True:
         try:
             d.register(definitions)
             return
         except NotFound as error:
-            match = _UNKNOWN_HANDLER.search(error.message)
-            if match is None or match.group(1) in added:
+            handler = _UNKNOWN_HANDLER.search(error.message)
+            service = _UNKNOWN_SERVICE.search(error.message)
+            match = handler or service
+            if match is None or match.group(0) in added:
                 raise
-            added.add(match.group(1))
-            d.register_handler(match.group(1), _placeholder)
+            added.add(match.group(0))
+            if handler is not None:
+                d.register_handler(handler.group(1), _placeholder)
+            else:
+                d.register_service(match.group(1), _placeholder_service)
 
 
 def new_scratch_dispatcher(features: List[Dict[str, Any]]) -> Dispatcher:

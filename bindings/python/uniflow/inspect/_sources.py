@@ -170,7 +170,9 @@ class JournalSource(Source):
                 self._session = session
         elif "batch" in line:
             for item in line["batch"]:
-                self._mutation(item)
+                # A batch holds its timers' lines and its statecharts' invocation lines too.
+                if "seq" in item and "feature" in item:
+                    self._mutation(item)
         elif "restore" in line:
             self.history.add_restore(int(line["seq"]), line["restore"])
         elif "timer" in line:
