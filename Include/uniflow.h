@@ -535,7 +535,9 @@ uint64_t    uf_invocation_serial(const uf_invocation *inv);
  * transition takes makes the instance failed. Processed at once when the
  * dispatcher is idle, queued from inside its callbacks (UF_QUEUED). A serial that
  * is not running (settled, stopped, never started) is UF_OK and reported as
- * `dropped`. UF_EJSON for JSON that does not parse. Any thread, any time. */
+ * `dropped`. UF_EJSON for JSON that does not parse. On a journaling dispatcher
+ * the invocation's end is written first: UF_EIO when it cannot be, and the
+ * invocation runs on. Any thread, any time. */
 int uf_service_done(uf_dispatcher *d, uint64_t serial, const char *output_json);
 int uf_service_error(uf_dispatcher *d, uint64_t serial, const char *error_json);
 
@@ -579,8 +581,11 @@ int uf_submit_batch(uf_dispatcher *d, const char *actions_json_array);
  * validated first: an unknown feature or state, a payload that does not fit, or a
  * malformed instance changes nothing. Restored features' model bindings become
  * active and their state timers are armed afresh, for their full delay; no
- * mutations are sent, no interceptor is called. Journaled when the dispatcher
- * journals. UF_EMISUSE inside a callback. */
+ * mutations are sent, no interceptor is called. Statechart services that ran
+ * are stopped, and those the model lists as an instance's "invocations" start
+ * (new serials, the listed input); an invoking state whose service is not
+ * listed runs nothing. Journaled when the dispatcher journals. UF_EMISUSE
+ * inside a callback. */
 int uf_state_restore(uf_dispatcher *d, const char *model_json);
 
 /* Installs the mutations of a journal written by a dispatcher with the same

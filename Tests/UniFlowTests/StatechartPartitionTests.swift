@@ -106,7 +106,7 @@ import Testing
         // A snapshot whose instance invokes what its state does not is refused whole.
         let bad = snapshot.replacingFirst(#""id":"get""#, with: #""id":"put""#)
         #expect(uf_record_apply(c.h.d, bad) == UF_ESCHEMA)
-        #expect(c.h.lastError == "snapshot.Order[a].invocations[0]: no active state of Order[a] invokes 'fetch' as 'put'")
+        #expect(c.h.lastError == "Order.a.invocations[0]: no active state of Order[a] invokes 'fetch' as 'put'")
         #expect(c.h.state == "{}")
         #expect(uf_record_apply(c.h.d, snapshot) == UF_OK, "\(c.h.lastError)")
         #expect(c.h.state == a.h.state)
@@ -316,10 +316,10 @@ import Testing
         let (a, calls) = Self.node("a", log)
         #expect(uf_partition_claim(a.h.d, 0) == UF_OK)
         // Order[a] lives in partition 0 (a's), Order[b] in partition 1 (no node's).
-        #expect(uf_state_restore(a.h.d, #"{"Order": {"a": {"state": "Loading", "payload": {"n": 2}}, "b": {"state": "Loading", "payload": {"n": 3}}}}"#) == UF_OK,
-                "\(a.h.lastError)")
+        let model = #"{"Order":{"a":{"state":"Loading","payload":{"n":2},"invocations":[{"id":"get","src":"fetch","input":{"n":2}}]},"b":{"state":"Loading","payload":{"n":3},"invocations":[{"id":"get","src":"fetch","input":{"n":3}}]}}}"#
+        #expect(uf_state_restore(a.h.d, model) == UF_OK, "\(a.h.lastError)")
         #expect(calls.started.map(\.input) == [#"{"n":2}"#])
-        #expect(a.h.state == #"{"Order":{"a":{"state":"Loading","payload":{"n":2},"invocations":[{"id":"get","src":"fetch","input":{"n":2}}]},"b":{"state":"Loading","payload":{"n":3},"invocations":[{"id":"get","src":"fetch","input":{"n":3}}]}}}"#)
+        #expect(a.h.state == model)
         // Claiming partition 1 starts Order[b]'s.
         #expect(uf_partition_claim(a.h.d, 1) == UF_OK)
         #expect(calls.started.map(\.input) == [#"{"n":2}"#, #"{"n":3}"#])
@@ -363,7 +363,7 @@ import Testing
         #expect(b.h.state == a.h.state)
     }
 
-    @Test func aJournalOfAPartitionedWriterHasNoInvocationLinesAndReplays() {
+    @Test func aJournalOfAPartitionedWriterListsWhatItRunsAndReplays() {
         let quiet = #"""
         {"feature": "Order", "instances": "keyed", "states": {"Idle": {"on": {"load": "Loading"}},
                     "Loading": {"invoke": {"src": "fetch", "id": "get"}}}}
@@ -378,16 +378,33 @@ import Testing
             #expect(uf_partition_claim(a.d, 0) == UF_OK)
             #expect(a.submit(Self.initA) == UF_OK)
             #expect(uf_send(a.d, "Order", "a", "load", nil) == UF_OK)
-            #expect(uf_service_done(a.d, calls.started[0].serial, nil) == UF_OK)
         }
-        let reader = Harness()
-        let calls = ServiceCalls()
-        #expect(calls.register(reader, "fetch") == UF_OK)
-        #expect(uf_register(reader.d, quiet) == UF_OK)
-        #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
-        // A replay starts the services of active invoking states again.
+        func replayed() -> (Harness, ServiceCalls) {
+            let reader = Harness()
+            let calls = ServiceCalls()
+            #expect(calls.register(reader, "fetch") == UF_OK)
+            #expect(uf_register(reader.d, quiet) == UF_OK)
+            #expect(uf_replay_file(reader.d, path) == UF_OK, "\(reader.lastError)")
+            return (reader, calls)
+        }
+        // A replay starts what the writer's records listed as running.
+        let (reader, calls) = replayed()
         #expect(reader.state == #"{"Order":{"a":{"state":"Loading","payload":{},"invocations":[{"id":"get","src":"fetch","input":null}]}}}"#)
         #expect(calls.started.count == 1)
+        // Once it settled (its result taken by nothing), nothing.
+        do {
+            let a = Harness(options: #"{"partitions": 4, "node": "a", "journal": "\#(path)"}"#)
+            let running = ServiceCalls()
+            #expect(running.register(a, "fetch") == UF_OK)
+            #expect(uf_register(a.d, quiet) == UF_OK, "\(a.lastError)")
+            #expect(uf_replay_file(a.d, path) == UF_OK, "\(a.lastError)")
+            #expect(uf_partition_claim(a.d, 0) == UF_OK)
+            #expect(running.started.count == 1)
+            #expect(uf_service_done(a.d, running.started[0].serial, nil) == UF_OK)
+        }
+        let (settled, none) = replayed()
+        #expect(settled.state == #"{"Order":{"a":{"state":"Loading","payload":{}}}}"#)
+        #expect(none.started.isEmpty)
     }
 
     @Test func aSingleStatechartFeatureLivesInTheGlobalPartitionWithItsServices() {

@@ -619,20 +619,27 @@ private func log(_ text: String) -> String { #"{"call":"log","params":"\#(text)"
     }
 }
 
-/// A service whose start and stop are recorded; `settle` decides what start does.
-private final class ServiceLog {
+/// A service whose start and stop are recorded; `startResult` is what start
+/// returns, and an invocation whose id is in `doneInStart` is done at once,
+/// from inside its start.
+final class ServiceLog {
     var started: [(serial: UInt64, id: String, input: String, key: String?)] = []
     var stopped: [UInt64] = []
     var startResult: Int32 = 0
+    var doneInStart: Set<String> = []
+    fileprivate(set) var dispatcher: OpaquePointer?
 }
 
-private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) -> Int32 {
+func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) -> Int32 {
     let box = Box<ServiceLog>(log, freed: FreeCounter())
+    log.dispatcher = h.d
     return uf_register_service(h.d, name, { inv, payload in
         let log = Unmanaged<Box<ServiceLog>>.fromOpaque(payload!).takeUnretainedValue().value
         let serial = uf_invocation_serial(inv)
-        log.started.append((serial, String(cString: uf_invocation_id(inv)), String(cString: uf_invocation_input_json(inv)),
+        let id = String(cString: uf_invocation_id(inv))
+        log.started.append((serial, id, String(cString: uf_invocation_input_json(inv)),
                             uf_invocation_key(inv).map { String(cString: $0) }))
+        if log.doneInStart.contains(id) { _ = uf_service_done(log.dispatcher, serial, nil) }
         return log.startResult
     }, { inv, payload in
         let log = Unmanaged<Box<ServiceLog>>.fromOpaque(payload!).takeUnretainedValue().value
@@ -816,20 +823,63 @@ private func registerService(_ h: Harness, _ name: String, _ log: ServiceLog) ->
 }
 
 @Suite struct StatechartServiceRestartTests {
-    @Test func aRestoreStartsTheServicesOfActiveInvokingStatesAgain() {
+    private let fetcher = #"{"feature": "F", "states": {"Idle": {}, "Loading": {"invoke": {"src": "fetch", "id": "get", "onDone": "Idle"}}}, "entry": []}"#
+
+    @Test func aRestoreStartsWhatTheModelListsWithItsInput() {
         let h = Harness()
         let log = ServiceLog()
         #expect(registerService(h, "fetch", log) == UF_OK)
-        #expect(uf_register(h.d, #"{"feature": "F", "states": {"Idle": {}, "Loading": {"invoke": {"src": "fetch", "id": "get", "onDone": "Idle"}}}, "entry": []}"#) == UF_OK, "\(h.lastError)")
-        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK, "\(h.lastError)")
+        #expect(uf_register(h.d, fetcher) == UF_OK, "\(h.lastError)")
+        let loading = #"{"F": {"state": "Loading", "payload": {}, "invocations": [{"id": "get", "src": "fetch", "input": {"page": 2}}]}}"#
+        #expect(uf_state_restore(h.d, loading) == UF_OK, "\(h.lastError)")
         #expect(log.started.map(\.id) == ["get"])
+        #expect(log.started.map(\.input) == [#"{"page":2}"#])
+        #expect(h.state == #"{"F":{"state":"Loading","payload":{},"invocations":[{"id":"get","src":"fetch","input":{"page":2}}]}}"#)
         #expect(uf_service_done(h.d, log.started[0].serial, nil) == UF_OK)
         #expect(stateOf(h, "F") == "Idle")
         // Restoring again stops what runs and starts anew, with a new serial.
-        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK)
-        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK)
+        #expect(uf_state_restore(h.d, loading) == UF_OK)
+        #expect(uf_state_restore(h.d, loading) == UF_OK)
         #expect(log.started.count == 3)
         #expect(log.stopped == [log.started[1].serial])
         #expect(Set(log.started.map(\.serial)).count == 3)
+    }
+
+    /// The model is the whole truth: an invoking state whose service is not
+    /// listed (it settled, and the result left the instance where it was)
+    /// runs nothing once restored, as in the model it came from.
+    @Test func aRestoreStartsNothingTheModelDoesNotList() {
+        let h = Harness()
+        let log = ServiceLog()
+        #expect(registerService(h, "fetch", log) == UF_OK)
+        #expect(uf_register(h.d, fetcher) == UF_OK, "\(h.lastError)")
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}}}"#) == UF_OK, "\(h.lastError)")
+        #expect(log.started.isEmpty)
+        #expect(h.state == #"{"F":{"state":"Loading","payload":{}}}"#)
+    }
+
+    @Test func aListedInvocationMustBeOneOfAnActiveState() {
+        let h = Harness()
+        let log = ServiceLog()
+        #expect(registerService(h, "fetch", log) == UF_OK)
+        #expect(uf_register(h.d, fetcher) == UF_OK, "\(h.lastError)")
+        #expect(uf_state_restore(h.d, #"{"F": {"state": "Loading", "payload": {}, "invocations": [{"id": "get", "src": "fetch", "input": null}]}}"#) == UF_OK)
+        let before = h.state
+        for (model, message) in [
+            (#"{"F": {"state": "Idle", "payload": {}, "invocations": [{"id": "get", "src": "fetch"}]}}"#,
+             "F.invocations[0]: no active state of F invokes 'fetch' as 'get'"),
+            (#"{"F": {"state": "Loading", "payload": {}, "invocations": [{"id": "other", "src": "fetch"}]}}"#,
+             "F.invocations[0]: no active state of F invokes 'fetch' as 'other'"),
+            (#"{"F": {"state": "Loading", "payload": {}, "invocations": {"id": "get"}}}"#,
+             "F.invocations: expected an array, got object"),
+            (#"{"F": {"state": "Loading", "payload": {}, "invocations": [{"id": "get"}]}}"#,
+             #"F.invocations[0]: expected {"id", "src", "input"}, got {"id":"get"}"#),
+        ] {
+            #expect(uf_state_restore(h.d, model) == UF_ESCHEMA, "\(model)")
+            #expect(h.lastError == message)
+            #expect(h.state == before)
+        }
+        #expect(log.started.count == 1)
+        #expect(log.stopped.isEmpty)
     }
 }

@@ -130,6 +130,56 @@ static void a_full_disk_fails_the_action_and_changes_nothing(void) {
     unlink(path);
 }
 
+static int remember_serial(const uf_invocation *inv, void *payload) {
+    *(uint64_t *)payload = uf_invocation_serial(inv);
+    return 0;
+}
+
+/* A service's result is journaled before the invocation stops: when its line
+ * cannot be written, uf_service_done fails, and the service runs on. */
+static void a_service_result_that_cannot_be_journaled_fails_and_the_service_runs_on(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    char options[256], expected[512];
+    snprintf(options, sizeof options, "{\"journal\":\"%s\"}", path);
+    uf_dispatcher *d = check_dispatcher(options, NULL);
+    uint64_t serial = 0;
+    CHECK_STATUS(uf_register_service(d, "fetch", remember_serial, NULL, &serial, NULL), UF_OK);
+    CHECK_STATUS(uf_register(d, "{\"feature\":\"F\",\"states\":{\"Idle\":{\"on\":{\"load\":\"Loading\"}},"
+                                "\"Loading\":{\"invoke\":{\"src\":\"fetch\",\"id\":\"get\",\"onDone\":\"Idle\"}}}}"), UF_OK);
+    CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"F\",\"into\":\"Idle\"}"), UF_OK);
+    CHECK_STATUS(uf_send(d, "F", NULL, "load", NULL), UF_OK);
+    CHECK(serial != 0);
+    const char *loading = "{\"F\":{\"state\":\"Loading\",\"payload\":{},"
+                          "\"invocations\":[{\"id\":\"get\",\"src\":\"fetch\",\"input\":null}]}}";
+    CHECK_STATE(d, loading);
+    long size = file_size(path);
+
+    limit_growth(path, 10);
+    snprintf(expected, sizeof expected, "cannot write journal '%s': File too large", path);
+    CHECK_ERROR(uf_service_done(d, serial, "1"), UF_EIO, expected);
+    CHECK_STATE(d, loading);
+    CHECK(file_size(path) == size);
+
+    /* Room again: the same serial still runs, and its result is taken. */
+    limit_growth(path, -1);
+    CHECK_STATUS(uf_service_done(d, serial, "1"), UF_OK);
+    CHECK_STATE(d, "{\"F\":{\"state\":\"Idle\",\"payload\":{}}}");
+    uf_dispatcher_free(d);
+    uf_dispatcher *reader = check_dispatcher(NULL, NULL);
+    uint64_t replayed = 0;
+    CHECK_STATUS(uf_register_service(reader, "fetch", remember_serial, NULL, &replayed, NULL), UF_OK);
+    CHECK_STATUS(uf_register(reader, "{\"feature\":\"F\",\"states\":{\"Idle\":{\"on\":{\"load\":\"Loading\"}},"
+                                     "\"Loading\":{\"invoke\":{\"src\":\"fetch\",\"id\":\"get\",\"onDone\":\"Idle\"}}}}"), UF_OK);
+    CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
+    CHECK_STATE(reader, "{\"F\":{\"state\":\"Idle\",\"payload\":{}}}");
+    CHECK(replayed == 0);
+    uf_dispatcher_free(reader);
+    unlink(path);
+}
+
 static void a_registration_that_cannot_be_journaled_registers_nothing(void) {
     uf_dispatcher *d = check_dispatcher("{\"journal\":\"/dev/full\"}", NULL);
     CHECK_ERROR(uf_register(d, main_feature), UF_EIO, "cannot write journal '/dev/full': No space left on device");
@@ -254,6 +304,7 @@ int main(void) {
      * ignored, the write fails with EFBIG instead. */
     signal(SIGXFSZ, SIG_IGN);
     a_full_disk_fails_the_action_and_changes_nothing();
+    a_service_result_that_cannot_be_journaled_fails_and_the_service_runs_on();
     a_registration_that_cannot_be_journaled_registers_nothing();
     a_line_that_cannot_be_synced_is_taken_back();
     a_line_that_cannot_be_cut_off_is_cut_before_the_next();

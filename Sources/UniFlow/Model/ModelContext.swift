@@ -21,4 +21,10 @@ protocol ModelContext: AnyObject {
     /// `payload`, and `history`/`status` when present): its state number and
     /// payload; nil for a flat feature, whose entries are read as before.
     func statechartEntry(_ entry: JSONObject, feature: Int32, at path: String) throws(UniFlowError) -> (state: Int32, payload: JSONObject)?
+    /// A statechart instance's `invocations` as an entry or a line lists them,
+    /// each checked to be an `invoke` of a state active in `state`.
+    func listedInvocations(_ value: JSONValue?, feature: Int32, key: String?, state: Int32,
+                           at path: String) throws(UniFlowError) -> [StatechartServices.Invocation]
+    /// What every statechart instance lists as running now (instances with none left out).
+    func currentInvocations() -> [ChartInstanceRef: [StatechartServices.Invocation]]
 }

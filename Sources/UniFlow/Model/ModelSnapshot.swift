@@ -13,6 +13,9 @@ struct ModelSnapshot {
         /// order its state timers were armed in).
         var enteredOrder: UInt64 = 0
         var updatedOrder: UInt64 = 0
+        /// A statechart instance's invocations as the model lists them: what
+        /// starts again (new serials) once the snapshot is installed.
+        var invocations: [StatechartServices.Invocation] = []
     }
 
     /// By feature; unused (absent) for keyed features.
@@ -21,20 +24,35 @@ struct ModelSnapshot {
     var instances: [Int32: [(key: String, entry: Entry)]] = [:]
 
     init(of dispatcher: some ModelContext) {
+        let running = dispatcher.currentInvocations()
         features = (0..<Int32(dispatcher.featureCount)).map { f in
             let place = Place(feature: f)
             guard dispatcher.instanceTable(of: f) == nil else { return Entry() }
-            return Entry(state: dispatcher.state(at: place), payload: dispatcher.storedPayload(at: place))
+            return Entry(state: dispatcher.state(at: place), payload: dispatcher.storedPayload(at: place),
+                         invocations: running.isEmpty ? [] : running[ChartInstanceRef(feature: f, key: nil)] ?? [])
         }
         for f in 0..<Int32(dispatcher.featureCount) {
             guard let table = dispatcher.instanceTable(of: f) else { continue }
             var list: [(key: String, entry: Entry)] = []
             dispatcher.forEachInstance(ofTable: table) { slot, key in
                 let place = Place(feature: f, instance: slot)
-                list.append((key, Entry(state: dispatcher.state(at: place), payload: dispatcher.storedPayload(at: place))))
+                list.append((key, Entry(state: dispatcher.state(at: place), payload: dispatcher.storedPayload(at: place),
+                                        invocations: running.isEmpty ? [] : running[ChartInstanceRef(feature: f, key: key)] ?? [])))
             }
             instances[f] = list
         }
+    }
+
+    /// Every instance's listed invocations, by instance (instances with none left out).
+    var invocations: [ChartInstanceRef: [StatechartServices.Invocation]] {
+        var result: [ChartInstanceRef: [StatechartServices.Invocation]] = [:]
+        for (f, entry) in features.enumerated() where entry.state >= 0 && !entry.invocations.isEmpty {
+            result[ChartInstanceRef(feature: Int32(f), key: nil)] = entry.invocations
+        }
+        for (f, list) in instances {
+            for (key, entry) in list where !entry.invocations.isEmpty { result[ChartInstanceRef(feature: f, key: key)] = entry.invocations }
+        }
+        return result
     }
 
     /// Every feature absent, every instance gone.
@@ -75,8 +93,10 @@ struct ModelSnapshot {
             set(Entry(), feature: feature, key: key)
         case .some(.string(_)) where try dispatcher.statechartEntry(line, feature: feature, at: "line") != nil:
             let chart = try dispatcher.statechartEntry(line, feature: feature, at: "line")!
+            // A journal's invocations change by lines of their own (`apply(invocationLine:)`).
             set(Entry(state: chart.state, payload: chart.payload, enteredAt: at, updatedAt: at,
-                      enteredOrder: order, updatedOrder: order), feature: feature, key: key)
+                      enteredOrder: order, updatedOrder: order, invocations: entry(feature: feature, key: key)?.invocations ?? []),
+                feature: feature, key: key)
         case .some(.string(let stateName)):
             let state = try dispatcher.resolveState(stateName, of: feature)
             guard let payload = line["payload"]?.objectValue else { throw UniFlowError(.schema, "missing 'payload' object") }
@@ -92,6 +112,21 @@ struct ModelSnapshot {
         default:
             throw UniFlowError(.schema, "missing 'state'")
         }
+    }
+
+    /// A journal's line that only says what a statechart instance's invocations
+    /// are now: `{"invocations": [...], "feature", "key"?, "at"}`.
+    mutating func apply(invocationLine line: JSONObject, on dispatcher: some ModelContext) throws(UniFlowError) {
+        guard let featureName = line["feature"]?.stringValue else { throw UniFlowError(.schema, "missing 'feature'") }
+        let feature = try dispatcher.resolveFeature(featureName)
+        let key = try ModelSnapshot.key(line["key"], feature: feature, on: dispatcher)
+        let name = "\(featureName)\(key.map { "[\($0)]" } ?? "")"
+        guard var current = entry(feature: feature, key: key), current.state >= 0 else {
+            throw UniFlowError(.schema, "\(name) is not initialized")
+        }
+        current.invocations = try dispatcher.listedInvocations(line["invocations"] ?? .array([]), feature: feature, key: key,
+                                                              state: current.state, at: name)
+        set(current, feature: feature, key: key)
     }
 
     /// A key as a journal line or a model gives it: present exactly for keyed features.

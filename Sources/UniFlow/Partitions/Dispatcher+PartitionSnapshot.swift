@@ -87,7 +87,6 @@ extension Dispatcher {
         }
         let after = HomeBindings.parse(record["after"])
         let timers = try snapshotTimers(snapshot["timers"])
-        let invocations = charts.any ? try mirrorSnapshotInvocations(modelJSON, partition: p) : []
         // Nothing runs here for a partition another node owns (or none).
         let wasMine = table.owns(p)
         if charts.any && wasMine { stopServicesOfLost(p) }
@@ -114,7 +113,7 @@ extension Dispatcher {
         if charts.any {
             // The partition's instances list what the snapshot's list.
             _ = charts.services.takeMirrored { lives($0, in: p) }
-            for (instance, list) in invocations { charts.services.mirror(instance, list) }
+            for (instance, list) in model.invocations { charts.services.mirror(instance, list) }
             if partitioning!.owns(p) { startServicesOfClaimed(p) }
         }
         if let after { homes.committed(after) }

@@ -147,10 +147,12 @@ extension Dispatcher {
         }
         commitBatch()
         // The log has the record: the journal file follows it, and a line it
-        // cannot write does not undo what the log holds. (Not the invocation
-        // lines: a journal's replay starts services from the model.)
+        // cannot write does not undo what the log holds. Its invocation lines
+        // are the record's, with the services this call leaves running.
         if staged.journaling {
-            try? journalBatch(mutations, timerLines: timerLines.count == ownTimerLines ? timerLines : Array(timerLines.prefix(ownTimerLines)))
+            var lines = Array(timerLines.prefix(ownTimerLines))
+            if charts.any { lines += journalInvocationLines(staged.charts, settled: settled).map { (mutations.count, $0) } }
+            try? journalBatch(mutations, timerLines: lines)
         }
         keepForHome(p, version: partitioning![p].version) { mutations.map { homeMutation($0) } }
         for entry in staged.committed { noteCommitted(entry.mutation) }

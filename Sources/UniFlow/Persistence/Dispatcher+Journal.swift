@@ -85,10 +85,14 @@ extension Dispatcher: JournalContext {
                 throw error
             }
         }
+        // What the model lists runs again once it is in; its line lists that.
+        let listed = charts.any ? restartableInvocations(snapshot.invocations) : [:]
         if hot.journaling, let journal {
             var timers: JSONValue? = nil
             if let planned { timers = time.restoreLineJSON(planned, self) }
             do throws(UniFlowError) {
+                if charts.any { charts.services.restoring = listed }
+                defer { charts.services.restoring = nil }
                 try journal.restore(model: modelJSON(), seq: model.seq, timers: timers, self)
             } catch {
                 // The room `before` needs was there a moment ago.
@@ -104,7 +108,7 @@ extension Dispatcher: JournalContext {
             time.armAllStateTimersAfresh(self)
         }
         // Statecharts' services run again for the model now in (new serials).
-        if charts.any { restartStatechartServices() }
+        if charts.any { restartStatechartServices(listed) }
     }
 
     /// Installs a journal's mutations the way a restore does: no callbacks, no

@@ -166,6 +166,10 @@ struct JournalState {
             try applyTimer(object, context)
             return
         }
+        if Self.isInvocationLine(object) {
+            try model.apply(invocationLine: object, on: context)
+            return
+        }
         if let restored = object["restore"] {
             try applyRestore(restored, timers: object["timers"], context)
         } else if let batch = object["batch"] {
@@ -173,12 +177,24 @@ struct JournalState {
             for line in lines {
                 guard let item = line.objectValue else { throw UniFlowError(.schema, "a batch holds objects") }
                 noteTime(of: item)
-                if item["timer"] != nil { try applyTimer(item, context) } else { try applyMutation(item, context) }
+                if item["timer"] != nil {
+                    try applyTimer(item, context)
+                } else if Self.isInvocationLine(item) {
+                    try model.apply(invocationLine: item, on: context)
+                } else {
+                    try applyMutation(item, context)
+                }
             }
         } else {
             try applyMutation(object, context)
         }
         if let seq = object["seq"] { lastSeq = try Self.sequenceNumber(seq) }
+    }
+
+    /// A statechart instance's invocations alone (`Dispatcher+StatechartJournal.swift`):
+    /// a mutation line has a `kind`.
+    static func isInvocationLine(_ line: JSONObject) -> Bool {
+        line["invocations"] != nil && line["kind"] == nil && line["seq"] == nil
     }
 
     /// The journaling dispatcher's clock when it wrote the line. A batch line has

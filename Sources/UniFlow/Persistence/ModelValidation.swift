@@ -21,24 +21,25 @@ extension ModelSnapshot {
                 var list: [(key: String, entry: ModelSnapshot.Entry)] = []
                 for (key, instance) in entry {
                     if let reason = InstanceKey.refusal(key) { throw UniFlowError(.schema, "\(name): key: \(reason)") }
-                    list.append((key, try Self.validatedEntry(instance, feature: feature, at: "\(name).\(key)", context)))
+                    list.append((key, try Self.validatedEntry(instance, feature: feature, key: key, at: "\(name).\(key)", context)))
                 }
                 snapshot.instances[feature] = list
             } else {
-                snapshot.features[Int(feature)] = try Self.validatedEntry(value, feature: feature, at: name, context)
+                snapshot.features[Int(feature)] = try Self.validatedEntry(value, feature: feature, key: nil, at: name, context)
             }
         }
         self = snapshot
     }
 
     /// `{"state": S, "payload": {...}}` of one place.
-    private static func validatedEntry(_ value: JSONValue, feature: Int32, at path: String,
+    private static func validatedEntry(_ value: JSONValue, feature: Int32, key: String?, at path: String,
                                        _ context: some ModelContext) throws(UniFlowError) -> Entry {
         guard let entry = value.objectValue else {
             throw UniFlowError(.schema, "\(path): expected object, got \(value.jsonTypeName)")
         }
         if let chart = try context.statechartEntry(entry, feature: feature, at: path) {
-            return Entry(state: chart.state, payload: chart.payload)
+            let listed = try context.listedInvocations(entry["invocations"], feature: feature, key: key, state: chart.state, at: path)
+            return Entry(state: chart.state, payload: chart.payload, invocations: listed)
         }
         for key in entry.keys where key != "state" && key != "payload" {
             throw UniFlowError(.schema, "\(path): unknown key '\(key)'")

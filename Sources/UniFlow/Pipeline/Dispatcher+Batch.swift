@@ -127,6 +127,8 @@ extension Dispatcher {
         }
         hot.journaling = journaling
         if journal != nil {
+            // What its services leave each instance running, once they run.
+            if !services.isEmpty { batch!.timerLines += journalInvocationLines(StagedCharts(services: services)).map { (committed.count, $0) } }
             do throws(UniFlowError) {
                 try journalBatch(committed, timerLines: batch!.timerLines)
             } catch {

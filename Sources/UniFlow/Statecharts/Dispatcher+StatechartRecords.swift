@@ -63,7 +63,7 @@ extension Dispatcher {
                                    value: statechartInstance(record.newState, feature: record.feature))
             if !list.isEmpty {
                 w.raw(",\"invocations\":")
-                w.write(.array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] }))
+                w.write(.array(list.map(\.listed)))
             }
         }
         if let step {
@@ -95,25 +95,32 @@ extension Dispatcher {
         return list.filter { value.active.contains($0.node) }
     }
 
-    /// Lines for instances whose invocation settled (`uf_service_done` /
-    /// `_error`) with no record since that lists them: when the result's event
-    /// is taken by nothing, only such a line tells followers that the
-    /// invocation is over.
-    func settledInvocationLines(_ instances: [ChartInstanceRef], besides mutations: [CommittedMutation],
-                                _ staged: StagedCharts) -> [JSONObject] {
+    /// Lines that only say what instances' invocations are once `staged`
+    /// holds, for the live ones among `instances` that none of `mutations`
+    /// lists. On a partitioned dispatcher, for instances whose invocation
+    /// settled (`uf_service_done` / `_error`) with no record since that lists
+    /// them: when the result's event is taken by nothing, only such a line
+    /// tells followers that the invocation is over. In a journal, for every
+    /// change (`Dispatcher+StatechartJournal.swift`).
+    func invocationLines(_ instances: [ChartInstanceRef], besides mutations: [CommittedMutation],
+                         _ staged: StagedCharts) -> [JSONObject] {
         var lines: [JSONObject] = []
         for instance in instances {
             let written = mutations.contains {
                 $0.record.feature == instance.feature && $0.record.key.map { String(cString: $0) } == instance.key
             }
             guard !written, currentStatechartState(feature: instance.feature, key: instance.key) >= 0 else { continue }
-            let list = invocations(of: instance, afterLine: mutations.count, staged, value: chartValue(of: instance))
-            var line: JSONObject = ["invocations": .array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] }),
-                                    "feature": .string(featureName(instance.feature))]
-            if let key = instance.key { line["key"] = .string(key) }
-            lines.append(line)
+            lines.append(invocationLine(instance, invocations(of: instance, afterLine: mutations.count, staged, value: chartValue(of: instance))))
         }
         return lines
+    }
+
+    /// `{"invocations": [{"id", "src", "input"}], "feature", "key"?}`.
+    func invocationLine(_ instance: ChartInstanceRef, _ list: [StatechartServices.Invocation]) -> JSONObject {
+        var line: JSONObject = ["invocations": .array(list.map(\.listed)),
+                                "feature": .string(featureName(instance.feature))]
+        if let key = instance.key { line["key"] = .string(key) }
+        return line
     }
 
     /// Adds the lines of instances of partition `p` whose invocation settled
@@ -124,7 +131,7 @@ extension Dispatcher {
         let settled = charts.services.takeUnwritten { lives($0, in: p) }
         guard !settled.isEmpty else { return [] }
         let mutations = staged.committed.map(\.mutation)
-        timerLines += settledInvocationLines(settled, besides: mutations, staged.charts).map { (mutations.count, $0) }
+        timerLines += invocationLines(settled, besides: mutations, staged.charts).map { (mutations.count, $0) }
         return settled
     }
 
@@ -145,7 +152,7 @@ extension Dispatcher {
         guard let (state, payload) = try statechartEntry(entry, feature: feature, at: name) else {
             throw UniFlowError(.schema, "\(name) is not a statechart feature")
         }
-        let list = try mirroredInvocations(line["invocations"], feature: feature, key: key, state: state, at: name)
+        let list = try listedInvocations(line["invocations"], feature: feature, key: key, state: state, at: name)
         return (state, payload, StatechartLine(invocations: list, paths: steps))
     }
 
@@ -162,8 +169,8 @@ extension Dispatcher {
 
     /// `invocations` of a line or a snapshot's instance: each must be an
     /// `invoke` of a state active in `state`, which it is filed under.
-    func mirroredInvocations(_ value: JSONValue?, feature: Int32, key: String?, state: Int32,
-                             at name: String) throws(UniFlowError) -> [StatechartServices.Invocation] {
+    func listedInvocations(_ value: JSONValue?, feature: Int32, key: String?, state: Int32,
+                           at name: String) throws(UniFlowError) -> [StatechartServices.Invocation] {
         guard let value else { return [] }
         guard case .array(let items) = value else {
             throw UniFlowError(.schema, "\(name).invocations: expected an array, got \(value.jsonTypeName)")
@@ -205,7 +212,7 @@ extension Dispatcher {
         let state = currentStatechartState(feature: feature, key: key)
         guard state >= 0 else { throw UniFlowError(.schema, "\(name) is not initialized on this node") }
         return InvocationLine(instance: ChartInstanceRef(feature: feature, key: key),
-                              invocations: try mirroredInvocations(line["invocations"], feature: feature, key: key, state: state, at: name))
+                              invocations: try listedInvocations(line["invocations"], feature: feature, key: key, state: state, at: name))
     }
 
     private func currentStatechartState(feature: Int32, key: String?) -> Int32 {
@@ -230,31 +237,6 @@ extension Dispatcher {
         }
         if let paths = line.paths { noteStatechartStep(seq: committed.record.seq, paths) }
         charts.services.mirror(instance, line.invocations)
-    }
-
-    // MARK: Partition snapshots
-
-    /// A snapshot's statechart instances list their invocations: this node's
-    /// copy of the partition lists them too (instances it drops, nothing).
-    func mirrorSnapshotInvocations(_ model: JSONValue, partition p: Int) throws(UniFlowError) -> [(ChartInstanceRef, [StatechartServices.Invocation])] {
-        guard let features = model.objectValue else { return [] }
-        var result: [(ChartInstanceRef, [StatechartServices.Invocation])] = []
-        for (name, value) in features.entries {
-            guard let feature = featureIndex(named: name), charts[feature] != nil else { continue }
-            func add(_ entry: JSONValue, key: String?) throws(UniFlowError) {
-                guard let object = entry.objectValue, object["invocations"] != nil else { return }
-                let label = "snapshot.\(name)\(key.map { "[\($0)]" } ?? "")"
-                let state = try statechartEntry(object, feature: feature, at: label)!.state
-                let list = try mirroredInvocations(object["invocations"], feature: feature, key: key, state: state, at: label)
-                result.append((ChartInstanceRef(feature: feature, key: key), list))
-            }
-            if instanceTable(of: feature) != nil {
-                for (key, entry) in value.objectValue?.entries ?? [] { try add(entry, key: key) }
-            } else {
-                try add(value, key: nil)
-            }
-        }
-        return result
     }
 
     /// Whether an instance lives in partition `p`.

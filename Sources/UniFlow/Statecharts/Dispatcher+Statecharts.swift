@@ -280,6 +280,7 @@ extension Dispatcher {
             try applyStatechartTimers(run.microsteps, header: header, chart: chart)
             try applyStatechartDeferred(run.deferred, header: header)
             planStatechartServices(run, header: header, chart: chart)
+            if policy == .immediate && hot.journaling { try journalPlannedInvocations() }
             if !taken {
                 let failure = UniFlowError(.rejected, "\(subject(header)) in state \(configuration) has no transition for event '\(eventName)'")
                 if let first { charts.pending.insert(first, at: 0) }
@@ -372,7 +373,11 @@ extension Dispatcher {
     func statechartInvocations(feature: Int32, key: String?, into object: inout JSONObject) {
         let list = charts.services.invocations(feature: feature, key: key)
         guard !list.isEmpty else { return }
-        object["invocations"] = .array(list.map { ["id": .string($0.id), "src": .string($0.src), "input": $0.input] })
+        object["invocations"] = .array(list.map(\.listed))
+    }
+
+    func currentInvocations() -> [ChartInstanceRef: [StatechartServices.Invocation]] {
+        charts.any ? charts.services.byInstance() : [:]
     }
 
     // MARK: Timers

@@ -27,6 +27,9 @@ struct StatechartServices {
         var id: String
         var src: String
         var input: JSONValue
+
+        /// As a model or a line lists it: `{"id", "src", "input"}` (serials belong to one process).
+        var listed: JSONValue { ["id": .string(id), "src": .string(src), "input": input] }
     }
 
     private(set) var services: [String: Service] = [:]
@@ -47,9 +50,16 @@ struct StatechartServices {
     /// and start once the record holds (its lines list the invocations as they
     /// will be then).
     var writing = StagedCharts()
-    /// On a partitioned dispatcher, instances whose invocation settled and
-    /// that no record has listed since (their next record says so).
+    /// Instances whose invocation settled and that no line has listed since:
+    /// on a partitioned dispatcher their next record says so; on a journaling
+    /// one, a line of their own once the services being run have all started.
     private var unwritten: [ChartInstanceRef] = []
+    /// While a restore's line is written: what the restore is about to start,
+    /// which the line's model lists instead of what runs now.
+    var restoring: [ChartInstanceRef: [Invocation]]?
+    /// How deep `runStatechartServices` calls are nested (a service's `start`
+    /// may settle or send): lines wait until the outermost one is done.
+    var runDepth = 0
 
     func has(_ name: String) -> Bool { services[name] != nil }
     func service(_ name: String) -> Service? { services[name] }
@@ -72,9 +82,21 @@ struct StatechartServices {
     /// The invocations of one instance: those running here, in the order they
     /// started, or (an instance another node processes) those its records list.
     func invocations(feature: Int32, key: String?) -> [Invocation] {
+        if let restoring { return restoring[ChartInstanceRef(feature: feature, key: key)] ?? [] }
         let list = running.values.filter { $0.feature == feature && $0.key == key }.sorted { $0.serial < $1.serial }
         guard list.isEmpty, !mirrored.isEmpty else { return list }
         return mirrored[ChartInstanceRef(feature: feature, key: key)] ?? []
+    }
+
+    /// `invocations(feature:key:)` of every instance that has some.
+    func byInstance() -> [ChartInstanceRef: [Invocation]] {
+        if let restoring { return restoring }
+        var result: [ChartInstanceRef: [Invocation]] = [:]
+        for invocation in running.values.sorted(by: { $0.serial < $1.serial }) {
+            result[ChartInstanceRef(feature: invocation.feature, key: invocation.key), default: []].append(invocation)
+        }
+        for (instance, list) in mirrored where result[instance] == nil { result[instance] = list }
+        return result
     }
 
     /// What a record or a snapshot says an instance's invocations are (empty: none).
@@ -167,6 +189,11 @@ extension Dispatcher {
     /// After a macrostep: stops the invocations of states it left, then starts
     /// those of the invoking states it entered that are still active.
     func runStatechartServices(feature: Int32, key: String?, stops: [UInt64], starts: [StatechartServices.Invocation]) {
+        charts.services.runDepth += 1
+        defer {
+            charts.services.runDepth -= 1
+            if charts.services.runDepth == 0 && journal != nil && partitioning == nil { journalUnwrittenInvocations() }
+        }
         for serial in stops {
             guard let invocation = charts.services.stop(serial) else { continue }
             if let stop = charts.services.service(invocation.src)?.stop { _ = call(stop, invocation) }
@@ -180,31 +207,32 @@ extension Dispatcher {
         }
     }
 
-    /// After a restore or a replay: what ran is stopped, and every live
-    /// statechart instance starts the services of its active invoking states
-    /// again, with new serials (the model does not keep serials). On a
-    /// partitioned dispatcher only instances of partitions this node owns
-    /// start them; the others list them, as their owner runs them.
-    func restartStatechartServices() {
+    /// What an installed model's instances list (`ModelSnapshot.invocations`)
+    /// and may run: an invocation of a state the instance is not in (a
+    /// journal's list, which later mutation lines moved away from) is left out.
+    func restartableInvocations(_ listed: [ChartInstanceRef: [StatechartServices.Invocation]]) -> [ChartInstanceRef: [StatechartServices.Invocation]] {
+        guard !listed.isEmpty else { return [:] }
+        return listed.compactMapValues { list in
+            let kept = list.filter { invokes($0.node, ChartInstanceRef(feature: $0.feature, key: $0.key)) }
+            return kept.isEmpty ? nil : kept
+        }
+    }
+
+    /// After a restore or a replay: what ran is stopped, and every statechart
+    /// instance starts what the installed model lists (`restartableInvocations`),
+    /// with new serials (the model does not keep serials) and the input it
+    /// lists. On a partitioned dispatcher only instances of partitions this
+    /// node owns start them; the others list them, as their owner runs them.
+    func restartStatechartServices(_ listed: [ChartInstanceRef: [StatechartServices.Invocation]]) {
         let running = charts.services.running.values.sorted { $0.serial < $1.serial }
         if !running.isEmpty { runStatechartServices(feature: -1, key: nil, stops: running.map(\.serial), starts: []) }
         if partitioning != nil { _ = charts.services.takeMirrored { _ in true } }
         var starts: [StatechartServices.Invocation] = []
-        forEachPlace { place in
-            guard let table = charts[place.feature] else { return }
-            let state = self.state(at: place)
-            guard state >= 0 else { return }
-            let value = table.values[Int(state)]
-            guard value.status == .active else { return }
-            let key = self.key(at: place).map { String(cString: $0) }
-            let data: JSONValue = ["feature": ["state": .string(table.chart.configurationText(value.active)),
-                                               "payload": .object(payload(at: place))], "model": modelJSON()]
-            for node in value.active.sorted() {
-                for (index, invoke) in table.chart.nodes[node].invokes.enumerated() {
-                    let input = invoke.input.map { (try? ActionTemplate.substitute($0, data: data)) ?? .null } ?? .null
-                    starts.append(.init(serial: 0, feature: place.feature, key: key, node: node, index: index,
-                                        id: invoke.id, src: invoke.src, input: input))
-                }
+        if !listed.isEmpty {
+            forEachPlace { place in
+                guard charts[place.feature] != nil else { return }
+                let instance = ChartInstanceRef(feature: place.feature, key: self.key(at: place).map { String(cString: $0) })
+                starts += listed[instance] ?? []
             }
         }
         if let table = partitioning {
@@ -227,6 +255,7 @@ extension Dispatcher {
             if reportingActive { report(.dropped, action: nil, failure: UniFlowError(.ok, "invocation \(serial) is no longer running")) }
             return
         }
+        if partitioning == nil && journal != nil { try journalSettlement(of: invocation) }
         // Settled once: a second done or error finds nothing running.
         _ = charts.services.stop(serial)
         // Followers learn it from the instance's next record, or from a line of its own.
