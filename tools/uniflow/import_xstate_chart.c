@@ -212,9 +212,16 @@ static json_t *convert_name_value(const char *name) {
     return value;
 }
 
+/* One of the events the library sends, which an `on` may name as it is: a
+ * reserved prefix with something after it (the prefix alone names nothing the
+ * library sends, so it is converted as any other name). */
 static int is_reserved_event(const char *name) {
-    return strncmp(name, "xstate.done.state.", 18) == 0 || strncmp(name, "xstate.done.actor.", 18) == 0
-        || strncmp(name, "xstate.error.actor.", 19) == 0 || strncmp(name, "xstate.after.", 13) == 0;
+    static const char *const prefixes[] = {"xstate.done.state.", "xstate.done.actor.", "xstate.error.actor.", "xstate.after.", NULL};
+    for (int i = 0; prefixes[i] != NULL; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(name, prefixes[i], n) == 0 && name[n] != '\0') return 1;
+    }
+    return 0;
 }
 
 /* A named action (a string or {type, params}) as a `call` effect. */
