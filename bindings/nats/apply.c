@@ -48,7 +48,35 @@ static uint32_t partition_of_subject(const char *subject) {
     return dot ? (uint32_t)strtoul(dot + 1, NULL, 10) : UINT32_MAX;
 }
 
-static void apply_one(uf_nats_node *n, natsMsg *m) {
+/* Applies a record read from the log (unless `applied`: the dispatcher has it)
+ * and notes how far the apply thread got. */
+static void finish_one(uf_nats_node *n, natsMsg *m, uint32_t p, uint64_t seq, uint64_t consumer_pending, bool applied) {
+    const char *text = natsMsg_GetData(m);
+    int rc = UF_OK;
+    if (!applied) {
+        rc = uf_record_apply(n->d, text);
+        if (rc == UF_EGAP && ufn_load_snapshot(n, p) == UF_OK) rc = uf_record_apply(n->d, text);
+        if (rc == UF_OK && p == n->global) ufn_note_after(n, text);
+    }
+    pthread_mutex_lock(&n->mu);
+    if (rc == UF_OK) {
+        ufn_note_applied(n, p, seq);
+        /* A blocked partition is unblocked once it is applied this far: the
+         * lease thread checks. */
+        if (n->parts[p].blocked) ufn_wake_lease(n);
+    } else {
+        n->apply_errors++;
+        snprintf(n->last_apply_error, sizeof n->last_apply_error, "stream sequence %llu (partition %u): %s: %s",
+                 (unsigned long long)seq, p, uf_status_name(rc), uf_last_error());
+    }
+    if (seq > n->applied_through) n->applied_through = seq;
+    n->consumer_pending = consumer_pending;
+    pthread_cond_broadcast(&n->changed);
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* Handles one message of the log; returns true when it keeps it (`parked`). */
+static bool apply_one(uf_nats_node *n, natsMsg *m) {
     jsMsgMetaData *meta = NULL;
     uint64_t seq = 0, consumer_pending = 0;
     if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
@@ -68,7 +96,7 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
         n->consumer_pending = consumer_pending;
         pthread_cond_broadcast(&n->changed);
         pthread_mutex_unlock(&n->mu);
-        return;
+        return false;
     }
     pthread_mutex_lock(&n->mu);
     ufn_note_seq(n, p, version, seq);
@@ -76,35 +104,46 @@ static void apply_one(uf_nats_node *n, natsMsg *m) {
      * applying them would only wait for the dispatcher (busy with the next
      * write) to say "duplicate". */
     bool applied = seq != 0 && seq <= n->parts[p].applied_seq;
-    if (!applied && seq != 0) {
-        /* The echo of the record the sink is publishing, ahead of its
-         * acknowledgement: the outcome comes within the timeout. */
-        int64_t until = ufn_now_ms() + n->opt.timeout_ms + 100;
-        while (n->publishing && n->publishing_p == p && n->publishing_v == version && !n->stopping &&
-               ufn_now_ms() < until)
-            wait_changed(n, until);
-        applied = seq <= n->parts[p].applied_seq;
-    }
+    bool in_flight = !applied && seq != 0 && n->publishing && n->publishing_p == p && n->publishing_v == version;
     pthread_mutex_unlock(&n->mu);
-    const char *text = natsMsg_GetData(m);
-    int rc = UF_OK;
-    if (!applied) {
-        rc = uf_record_apply(n->d, text);
-        if (rc == UF_EGAP && ufn_load_snapshot(n, p) == UF_OK) rc = uf_record_apply(n->d, text);
-        if (rc == UF_OK && p == n->global) ufn_note_after(n, text);
+    if (in_flight) {
+        n->parked.m = m;
+        n->parked.p = p;
+        n->parked.seq = seq;
+        n->parked.version = version;
+        n->parked.pending = consumer_pending;
+        n->parked.until_ms = ufn_now_ms() + n->opt.timeout_ms + 100;
+        return true;
     }
+    finish_one(n, m, p, seq, consumer_pending, applied);
+    return false;
+}
+
+/* Whether the parked echo's publish goes on. Call with mu held. */
+static bool parked_in_flight(const uf_nats_node *n) {
+    return n->publishing && n->publishing_p == n->parked.p && n->publishing_v == n->parked.version && !n->stopping &&
+           ufn_now_ms() < n->parked.until_ms;
+}
+
+/* The parked echo, once the sink's outcome is known. With `wait` (a message
+ * waits behind it, which must not be applied first) it waits for the outcome,
+ * which comes within the sink's timeout; without, it keeps the echo while the
+ * publish goes on. */
+static void finish_parked(uf_nats_node *n, bool wait) {
     pthread_mutex_lock(&n->mu);
-    if (rc == UF_OK) {
-        ufn_note_applied(n, p, seq);
-    } else {
-        n->apply_errors++;
-        snprintf(n->last_apply_error, sizeof n->last_apply_error, "stream sequence %llu (partition %u): %s: %s",
-                 (unsigned long long)seq, p, uf_status_name(rc), uf_last_error());
+    if (wait) {
+        n->outcome_waiters++;
+        while (parked_in_flight(n)) wait_changed(n, n->parked.until_ms);
+        n->outcome_waiters--;
     }
-    if (seq > n->applied_through) n->applied_through = seq;
-    n->consumer_pending = consumer_pending;
-    pthread_cond_broadcast(&n->changed);
+    bool keep = parked_in_flight(n);
+    bool applied = n->parked.seq <= n->parts[n->parked.p].applied_seq;
     pthread_mutex_unlock(&n->mu);
+    if (keep) return;
+    natsMsg *m = n->parked.m;
+    n->parked.m = NULL;
+    if (!n->stopping) finish_one(n, m, n->parked.p, n->parked.seq, n->parked.pending, applied);
+    natsMsg_Destroy(m);
 }
 
 void *ufn_apply_main(void *arg) {
@@ -119,6 +158,7 @@ void *ufn_apply_main(void *arg) {
             /* After a reconnection the server may have lost the consumer (a
              * restart): start a new one after the last record handled rather
              * than wait for libnats to notice missing heartbeats. */
+            if (n->parked.m) finish_parked(n, true);
             if (n->records) {
                 natsSubscription_Unsubscribe(n->records);
                 natsSubscription_Destroy(n->records);
@@ -131,8 +171,10 @@ void *ufn_apply_main(void *arg) {
             }
         }
         natsMsg *m = NULL;
-        natsStatus s = natsSubscription_NextMsg(&m, n->records, 100);
-        if (s == NATS_OK && !n->stopping) apply_one(n, m);
+        /* A parked echo is settled soon after it came, and before what follows it. */
+        natsStatus s = natsSubscription_NextMsg(&m, n->records, n->parked.m ? 5 : 100);
+        if (n->parked.m) finish_parked(n, s == NATS_OK);
+        if (s == NATS_OK && !n->stopping && apply_one(n, m)) m = NULL;
         natsMsg_Destroy(m);
         if (s != NATS_OK && s != NATS_TIMEOUT) {
             /* A slow consumer, or the ordered consumer being reset: libnats
@@ -140,6 +182,10 @@ void *ufn_apply_main(void *arg) {
             struct timespec ts = {0, 20 * 1000000};
             nanosleep(&ts, NULL);
         }
+    }
+    if (n->parked.m) {
+        natsMsg_Destroy(n->parked.m);
+        n->parked.m = NULL;
     }
     return NULL;
 }

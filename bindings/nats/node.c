@@ -58,6 +58,7 @@ int uf_nats_node_new(uf_nats_node **out, uf_dispatcher *d, const char *options_j
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_cond_init(&n->changed, &attr);
+    pthread_cond_init(&n->lease_wake, &attr);
     pthread_condattr_destroy(&attr);
     snprintf(n->stream, sizeof n->stream, "UF_%s", n->opt.model);
     snprintf(n->bucket, sizeof n->bucket, "UF_%s_owners", n->opt.model);
@@ -101,11 +102,15 @@ static void *lease_main(void *arg) {
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += tick * 1000000;
             if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
-            pthread_cond_timedwait(&n->changed, &n->mu, &ts);
+            pthread_cond_timedwait(&n->lease_wake, &n->mu, &ts);
         }
         pthread_mutex_unlock(&n->mu);
     }
     return NULL;
+}
+
+void ufn_wake_lease(uf_nats_node *n) {
+    pthread_cond_signal(&n->lease_wake);
 }
 
 /* Undoes a start that failed halfway, so that it may be tried again. */
@@ -244,6 +249,7 @@ void uf_nats_node_free(uf_nats_node *n) {
         pthread_mutex_lock(&n->mu);
         n->stopping = true;
         pthread_cond_broadcast(&n->changed);
+        ufn_wake_lease(n);
         pthread_mutex_unlock(&n->mu);
         if (n->lease_running) pthread_join(n->lease_thread, NULL);
         n->lease_running = false;
@@ -254,6 +260,7 @@ void uf_nats_node_free(uf_nats_node *n) {
     disconnect(n);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->changed);
+    pthread_cond_destroy(&n->lease_wake);
     free(n->parts);
     ufn_options_free(&n->opt);
     free(n);

@@ -114,6 +114,11 @@ struct uf_nats_node {
 
     pthread_mutex_t mu;           /* guards parts, applied_through, flags below */
     pthread_cond_t changed;       /* applied_through moved, or a flag changed */
+    /* The lease thread's own: stopping, a partition blocked, a snapshot due.
+     * Not `changed`, which moves with every record: waking the lease thread
+     * for each one made it read the dispatcher's partitions (waiting for the
+     * dispatcher, held by the next write) on every write. */
+    pthread_cond_t lease_wake;
     ufn_partition *parts;         /* global + 1 */
     uint64_t applied_through;     /* the last stream sequence the apply thread handled */
     uint64_t consumer_pending;    /* what the consumer said was left after it */
@@ -128,12 +133,25 @@ struct uf_nats_node {
     bool writing_ownership;
     uint32_t ownership_p;
     /* The record the sink is publishing (one at a time: the sink runs with the
-     * dispatcher held). Its echo may reach the apply thread before its
-     * acknowledgement reaches the sink; the apply thread then waits for the
-     * outcome rather than queue for the dispatcher to hear "duplicate". */
+     * dispatcher held). Its echo usually reaches the apply thread before its
+     * acknowledgement reaches the sink; the apply thread then keeps it aside
+     * (`parked`) until the outcome is known, rather than queue for the
+     * dispatcher to hear "duplicate". */
     bool publishing;
     uint32_t publishing_p;
     uint64_t publishing_v;
+    /* That echo, kept by the apply thread (and touched by it alone) until the
+     * sink's outcome is known: dropped when the record was accepted, applied
+     * when the publish failed but the server had stored it. */
+    struct {
+        natsMsg *m;
+        uint32_t p;
+        uint64_t seq, version, pending;
+        int64_t until_ms;         /* the outcome comes before: the sink's timeout */
+    } parked;
+    /* Threads waiting on `changed` for that outcome: the sink wakes them only
+     * when there are some (a wake-up is a system call on every write). */
+    int outcome_waiters;
     /* While start probes the dispatcher for its node name and incarnation. */
     bool probing;
     /* Records the apply thread could not apply (status JSON). */
@@ -143,6 +161,8 @@ struct uf_nats_node {
 
 /* Milliseconds of a monotonic clock. */
 int64_t ufn_now_ms(void);
+/* Wakes the lease thread before its tick. Call with mu held. */
+void ufn_wake_lease(uf_nats_node *n);
 /* Whether p's lease counts as this node's: won, claimed and renewed within two
  * thirds of the lease. Call with mu held. */
 bool ufn_lease_fresh(const uf_nats_node *n, uint32_t p, int64_t now);

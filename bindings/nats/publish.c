@@ -39,6 +39,7 @@ static void block(uf_nats_node *n, uint32_t p) {
     n->parts[p].blocked = true;
     n->parts[p].blocked_read = false;
     n->parts[p].blocked_next_read_ms = 0;
+    ufn_wake_lease(n);  /* it reads the server's last record of p */
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -140,9 +141,9 @@ int ufn_record_sink(const uf_record *r, void *payload) {
             pthread_mutex_lock(&n->mu);
             ufn_note_seq(n, p, v, ack->Sequence);
             ufn_note_applied(n, p, ack->Sequence);
-            n->parts[p].records_since_snapshot++;
+            if (++n->parts[p].records_since_snapshot == (uint64_t)n->opt.snapshot_every) ufn_wake_lease(n);
             n->publishing = false;
-            pthread_cond_broadcast(&n->changed);
+            if (n->outcome_waiters > 0) pthread_cond_broadcast(&n->changed);
             pthread_mutex_unlock(&n->mu);
             jsPubAck_Destroy(ack);
             if (p == n->global) ufn_note_after(n, text);
@@ -180,7 +181,7 @@ done:
     if (status != UF_OK) {
         pthread_mutex_lock(&n->mu);
         n->publishing = false;
-        pthread_cond_broadcast(&n->changed);
+        if (n->outcome_waiters > 0) pthread_cond_broadcast(&n->changed);
         pthread_mutex_unlock(&n->mu);
     }
     return status;
