@@ -74,13 +74,18 @@ static void limit_growth(const char *path, long room) {
     REQUIRE(setrlimit(RLIMIT_FSIZE, &limit) == 0);
 }
 
-static void a_full_disk_fails_the_action_and_changes_nothing(void) {
-    char path[] = "/tmp/uniflow-journal-XXXXXX";
+/* A new empty file at path (a mkstemp template) and the options that journal to it. */
+static void new_journal(char *path, char *options, size_t size) {
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
     close(fd);
+    snprintf(options, size, "{\"journal\":\"%s\"}", path);
+}
+
+static void a_full_disk_fails_the_action_and_changes_nothing(void) {
+    char path[] = "/tmp/uniflow-journal-XXXXXX";
     char options[256], expected[512];
-    snprintf(options, sizeof options, "{\"journal\":\"%s\"}", path);
+    new_journal(path, options, sizeof options);
     uf_dispatcher *d = check_dispatcher(options, main_feature);
     check_list mutations = {0}, reports = {0};
     CHECK_STATUS(uf_subscribe(d, NULL, check_record_mutation, &mutations, NULL, NULL), UF_OK);
@@ -138,17 +143,15 @@ static int remember_serial(const uf_invocation *inv, void *payload) {
 /* A service's result is journaled before the invocation stops: when its line
  * cannot be written, uf_service_done fails, and the service runs on. */
 static void a_service_result_that_cannot_be_journaled_fails_and_the_service_runs_on(void) {
+    static const char *const fetcher = "{\"feature\":\"F\",\"states\":{\"Idle\":{\"on\":{\"load\":\"Loading\"}},"
+                                       "\"Loading\":{\"invoke\":{\"src\":\"fetch\",\"id\":\"get\",\"onDone\":\"Idle\"}}}}";
     char path[] = "/tmp/uniflow-journal-XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    close(fd);
     char options[256], expected[512];
-    snprintf(options, sizeof options, "{\"journal\":\"%s\"}", path);
+    new_journal(path, options, sizeof options);
     uf_dispatcher *d = check_dispatcher(options, NULL);
     uint64_t serial = 0;
     CHECK_STATUS(uf_register_service(d, "fetch", remember_serial, NULL, &serial, NULL), UF_OK);
-    CHECK_STATUS(uf_register(d, "{\"feature\":\"F\",\"states\":{\"Idle\":{\"on\":{\"load\":\"Loading\"}},"
-                                "\"Loading\":{\"invoke\":{\"src\":\"fetch\",\"id\":\"get\",\"onDone\":\"Idle\"}}}}"), UF_OK);
+    CHECK_STATUS(uf_register(d, fetcher), UF_OK);
     CHECK_STATUS(uf_submit(d, "{\"kind\":\"initialize\",\"feature\":\"F\",\"into\":\"Idle\"}"), UF_OK);
     CHECK_STATUS(uf_send(d, "F", NULL, "load", NULL), UF_OK);
     CHECK(serial != 0);
@@ -171,8 +174,7 @@ static void a_service_result_that_cannot_be_journaled_fails_and_the_service_runs
     uf_dispatcher *reader = check_dispatcher(NULL, NULL);
     uint64_t replayed = 0;
     CHECK_STATUS(uf_register_service(reader, "fetch", remember_serial, NULL, &replayed, NULL), UF_OK);
-    CHECK_STATUS(uf_register(reader, "{\"feature\":\"F\",\"states\":{\"Idle\":{\"on\":{\"load\":\"Loading\"}},"
-                                     "\"Loading\":{\"invoke\":{\"src\":\"fetch\",\"id\":\"get\",\"onDone\":\"Idle\"}}}}"), UF_OK);
+    CHECK_STATUS(uf_register(reader, fetcher), UF_OK);
     CHECK_STATUS(uf_replay_file(reader, path), UF_OK);
     CHECK_STATE(reader, "{\"F\":{\"state\":\"Idle\",\"payload\":{}}}");
     CHECK(replayed == 0);
