@@ -290,6 +290,14 @@ static json_t *convert_guard(chart_importer *im, json_t *guard, const char *wher
             refuse(im, where, "the built-in guard '%s' is not converted", type);
             return NULL;
         }
+        const char *key;
+        json_t *value;
+        json_object_foreach(guard, key, value) {
+            if (strcmp(key, "type") != 0 && strcmp(key, "params") != 0) {
+                refuse(im, where, "a guard with key '%s' needs code", key);
+                return NULL;
+            }
+        }
         if (params == NULL) return convert_name_value(type);
         json_t *call = json_object();
         json_object_set_new(call, "call", convert_name_value(type));
@@ -402,6 +410,11 @@ static json_t *convert_transition(chart_importer *im, int source, json_t *config
         json_object_set_new(out, "actions", list);
     }
     if (json_is_true(reenter) && json_object_get(out, "into") != NULL) json_object_set_new(out, "reenter", json_true());
+    /* A targetless transition (a guard that takes the event, and nothing more)
+     * says it is one: without `into` or `actions` the library would read the
+     * target as a flat feature's that forgot its `into`. */
+    if (json_object_get(out, "into") == NULL && json_object_get(out, "actions") == NULL)
+        json_object_set_new(out, "actions", json_array());
     return out;
 }
 
