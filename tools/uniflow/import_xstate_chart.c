@@ -40,6 +40,9 @@ typedef struct chart_importer {
     chart_state states[MAX_STATES + 1];
     int count;
     json_t *ids;         /* id -> state index */
+    /* Converted event name -> the machine's: events are the feature's, so two
+     * that convert to one name would become one event. */
+    json_t *events;
     char *error;
     int failed;
 } chart_importer;
@@ -690,6 +693,15 @@ static int convert_node(chart_importer *im, int self, json_t *out, const char *w
             json_t *list = convert_transitions(im, self, value, at);
             if (list == NULL) { json_decref(events); return -1; }
             char *name = is_reserved_event(key) ? copy_text(key) : convert_name(key);
+            const char *owner = json_string_value(json_object_get(im->events, name));
+            if (owner != NULL && strcmp(owner, key) != 0) {
+                refuse(im, at, "the events '%s' and '%s' both become '%s'", owner, key, name);
+                free(name);
+                json_decref(list);
+                json_decref(events);
+                return -1;
+            }
+            json_object_set_new(im->events, name, json_string(key));
             json_object_set_new(events, name, json_array_size(list) == 1 ? json_incref(json_array_get(list, 0)) : json_incref(list));
             json_decref(list);
             free(name);
@@ -762,6 +774,7 @@ int uniflow_import_xstate_chart(const char *text, size_t length, const char *fea
     json_error_t parse_error;
     im->machine = json_loadb(text, length, JSON_REJECT_DUPLICATES, &parse_error);
     im->ids = json_object();
+    im->events = json_object();
     int status = UNIFLOW_IMPORT_CHART_REFUSED;
     json_t *definition = NULL;
     if (!json_is_object(im->machine) || !json_is_object(json_object_get(im->machine, "states"))) {
@@ -792,7 +805,7 @@ int uniflow_import_xstate_chart(const char *text, size_t length, const char *fea
     json_t *context = json_object_get(im->machine, "context");
     if (context != NULL) {
         if (!json_is_object(context)) { refuse(im, "context", "context computed by a function needs code"); goto done; }
-        json_t *fields = json_object();
+        json_t *fields = json_object(), *owners = json_object();
         const char *key;
         json_t *value;
         json_object_foreach(context, key, value) {
@@ -800,10 +813,23 @@ int uniflow_import_xstate_chart(const char *text, size_t length, const char *fea
             json_object_set_new(field, "type", json_string("any"));
             json_object_set(field, "default", value);
             char *converted = convert_name(key);
+            const char *owner = json_string_value(json_object_get(owners, converted));
+            if (owner != NULL) {
+                char at[512];
+                snprintf(at, sizeof at, "context.%s", key);
+                refuse(im, at, "the context key names '%s' and '%s' both become '%s'", owner, key, converted);
+                free(converted);
+                json_decref(field);
+                json_decref(fields);
+                json_decref(owners);
+                goto done;
+            }
+            json_object_set_new(owners, converted, json_string(key));
             json_object_set_new(fields, converted, field);
             free(converted);
         }
         json_object_set_new(definition, "fields", fields);
+        json_decref(owners);
     }
     json_t *body = json_object();
     if (convert_node(im, 0, body, "") < 0) { json_decref(body); goto done; }
@@ -852,6 +878,7 @@ done:
     json_decref(definition);
     json_decref(im->machine);
     json_decref(im->ids);
+    json_decref(im->events);
     for (int i = 0; i < im->count; i++) {
         free(im->states[i].xstate_path);
         free(im->states[i].path);
