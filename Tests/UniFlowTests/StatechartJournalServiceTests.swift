@@ -20,13 +20,17 @@ private let fetcher = #"""
             "on": {"cancel": "Idle"}}}}
 """#
 
-/// A journaling dispatcher with `fetch` registered and F initialized in Idle.
-private func writer(_ path: String, _ log: ServiceLog) -> Harness {
+/// Runs `body` on a dispatcher that journals to a new file, with `fetch`
+/// registered and F initialized in Idle, and frees it; returns the journal's
+/// path (the caller unlinks it) and the model the dispatcher ended with.
+private func journaled(_ log: ServiceLog = ServiceLog(), _ body: (Harness) -> Void) -> (path: String, model: String) {
+    let path = temporaryPath("chart-services")
     let h = Harness(options: #"{"journal":"\#(path)"}"#)
     #expect(registerService(h, "fetch", log) == UF_OK)
     #expect(uf_register(h.d, fetcher) == UF_OK, "\(h.lastError)")
     #expect(h.submit(#"{"kind":"initialize","feature":"F","into":"Idle"}"#) == UF_OK, "\(h.lastError)")
-    return h
+    body(h)
+    return (path, h.state)
 }
 
 /// A dispatcher that replays the journal at `path`, with its own `fetch`.
@@ -58,17 +62,12 @@ private func append(_ text: String, to path: String) {
 
 @Suite struct StatechartJournalServiceTests {
     @Test func aReplayStartsWhatRanWithTheInputItStartedWith() {
-        let path = temporaryPath("chart-services")
-        defer { unlink(path) }
-        let log = ServiceLog()
-        let expected: String
-        do {
-            let h = writer(path, log)
+        let (path, expected) = journaled { h in
             #expect(send(h, "load") == UF_OK)
             // The payload moves on; the running invocation keeps its input.
             #expect(send(h, "bump") == UF_OK)
-            expected = h.state
         }
+        defer { unlink(path) }
         #expect(expected == #"{"F":{"state":"Loading","payload":{"n":2},"invocations":[{"id":"get","src":"fetch","input":{"n":1}}]}}"#)
         #expect(lines(path).contains { $0.hasPrefix(#"{"invocations":[{"id":"get","src":"fetch","input":{"n":1}}],"feature":"F","at":"#) })
         let again = ServiceLog()
@@ -83,16 +82,12 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func aServiceThatSettledWithoutLeavingItsStateDoesNotStartAgain() {
-        let path = temporaryPath("chart-services")
-        defer { unlink(path) }
         let log = ServiceLog()
-        let expected: String
-        do {
-            let h = writer(path, log)
+        let (path, expected) = journaled(log) { h in
             #expect(send(h, "load") == UF_OK)
             #expect(uf_service_done(h.d, log.started[0].serial, nil) == UF_OK)
-            expected = h.state
         }
+        defer { unlink(path) }
         #expect(expected == #"{"F":{"state":"Loading","payload":{"n":100}}}"#)
         let again = ServiceLog()
         let (reader, status) = replayed(path, again)
@@ -102,17 +97,13 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func aServiceDoneInsideItsStartLeavesTheOthersListed() {
-        let path = temporaryPath("chart-services")
-        defer { unlink(path) }
         let log = ServiceLog()
         log.doneInStart = ["first"]
-        let expected: String
-        do {
-            let h = writer(path, log)
+        let (path, expected) = journaled(log) { h in
             #expect(send(h, "both") == UF_OK)
             #expect(log.started.map(\.id) == ["first", "second"])
-            expected = h.state
         }
+        defer { unlink(path) }
         #expect(expected == #"{"F":{"state":"Both","payload":{"n":1},"invocations":[{"id":"second","src":"fetch","input":null}]}}"#)
         let again = ServiceLog()
         let (reader, status) = replayed(path, again)
@@ -122,15 +113,13 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func aLeftStateStopsItsServiceInTheJournalToo() {
-        let path = temporaryPath("chart-services")
-        defer { unlink(path) }
         let log = ServiceLog()
-        do {
-            let h = writer(path, log)
+        let (path, _) = journaled(log) { h in
             #expect(send(h, "load") == UF_OK)
             #expect(send(h, "cancel") == UF_OK)
             #expect(log.stopped == [log.started[0].serial])
         }
+        defer { unlink(path) }
         let again = ServiceLog()
         let (reader, status) = replayed(path, again)
         #expect(status == UF_OK, "\(reader.lastError)")
@@ -139,18 +128,14 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func aBatchListsWhatItsServicesLeaveRunning() {
-        let path = temporaryPath("chart-services")
-        defer { unlink(path) }
         let log = ServiceLog()
-        let expected: String
-        do {
-            let h = writer(path, log)
+        let (path, expected) = journaled(log) { h in
             let batch = #"[{"kind":"send","feature":"F","event":"load"},{"kind":"send","feature":"F","event":"bump"},{"kind":"send","feature":"F","event":"cancel"},{"kind":"send","feature":"F","event":"both"}]"#
             #expect(uf_submit_batch(h.d, batch) == UF_OK, "\(h.lastError)")
             // Loading was left before the batch held: its service never ran.
             #expect(log.started.map(\.id) == ["first", "second"])
-            expected = h.state
         }
+        defer { unlink(path) }
         let again = ServiceLog()
         let (reader, status) = replayed(path, again)
         #expect(status == UF_OK, "\(reader.lastError)")
@@ -159,17 +144,15 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func aRestoreLineListsWhatTheRestoreStarted() {
-        let path = temporaryPath("chart-services")
-        defer { unlink(path) }
         let log = ServiceLog()
         let model = #"{"F":{"state":"Loading","payload":{"n":5},"invocations":[{"id":"get","src":"fetch","input":{"n":3}}]}}"#
-        do {
-            let h = writer(path, log)
+        let (path, _) = journaled(log) { h in
             #expect(send(h, "load") == UF_OK)
             #expect(uf_state_restore(h.d, model) == UF_OK, "\(h.lastError)")
             #expect(log.stopped == [log.started[0].serial])
             #expect(log.started.map(\.input) == [#"{"n":1}"#, #"{"n":3}"#])
         }
+        defer { unlink(path) }
         #expect(lines(path).contains { $0.contains(#""restore":\#(model)"#) })
         let again = ServiceLog()
         let (reader, status) = replayed(path, again)
@@ -179,12 +162,8 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func aBadInvocationLineFailsTheReplayAndChangesNothing() {
-        let path = temporaryPath("chart-services")
+        let (path, _) = journaled { h in #expect(send(h, "load") == UF_OK) }
         defer { unlink(path) }
-        do {
-            let h = writer(path, ServiceLog())
-            #expect(send(h, "load") == UF_OK)
-        }
         let good = lines(path).joined()
         for (line, expected, message) in [
             (#"{"invocations":[{"id":"nope","src":"fetch","input":null}],"feature":"F","at":0}"#, UF_ESCHEMA,
@@ -207,12 +186,8 @@ private func append(_ text: String, to path: String) {
     }
 
     @Test func anInvocationLineOfAnInstanceNotInitializedFailsTheReplay() {
-        let path = temporaryPath("chart-services")
+        let (path, _) = journaled { h in #expect(h.submit(#"{"kind":"deinitialize","feature":"F"}"#) == UF_OK) }
         defer { unlink(path) }
-        do {
-            let h = writer(path, ServiceLog())
-            #expect(h.submit(#"{"kind":"deinitialize","feature":"F"}"#) == UF_OK)
-        }
         append(#"{"invocations":[],"feature":"F","at":0}"# + "\n", to: path)
         let (reader, status) = replayed(path, ServiceLog())
         #expect(status == UF_ESCHEMA)
