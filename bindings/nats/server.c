@@ -135,11 +135,19 @@ int ufn_ensure_stream(uf_nats_node *n) {
     cfg.Replicas = n->opt.replicas;
     s = js_AddStream(&si, n->js, &cfg, NULL, &ec);
     jsStreamInfo_Destroy(si);
-    /* Another node may have created it in between (10058: name in use). */
-    if (s != NATS_OK && ec != JSStreamNameExistErr)
-        return ufn_fail(UF_EUNAVAILABLE, "uf_nats_node_start: cannot create the stream %s: %s (error %d)",
-                        n->stream, ufn_nats_text(s), (int)ec);
-    return UF_OK;
+    si = NULL;
+    if (s == NATS_OK) return UF_OK;
+    /* Another node may have created it in between. The server reports that
+     * race as "name in use" (10058) or, when both creations are in flight at
+     * once, as "subjects overlap" (10065); either way the stream now exists. */
+    jsErrCode add_ec = ec;
+    natsStatus add_s = s;
+    if (js_GetStreamInfo(&si, n->js, n->stream, NULL, &ec) == NATS_OK) {
+        jsStreamInfo_Destroy(si);
+        return UF_OK;
+    }
+    return ufn_fail(UF_EUNAVAILABLE, "uf_nats_node_start: cannot create the stream %s: %s (error %d)",
+                    n->stream, ufn_nats_text(add_s), (int)add_ec);
 }
 
 int ufn_ensure_bucket(uf_nats_node *n) {
