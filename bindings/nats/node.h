@@ -212,4 +212,11 @@ uint64_t ufn_lag(uf_nats_node *n);
 /* route.c */
 int ufn_subscribe_requests(uf_nats_node *n);
 
+/* action_header.c: the action's top-level "feature" and "key" strings (key
+ * only when *has_key), read without parsing the rest; false when it cannot be
+ * sure of them, and the caller parses the action itself. */
+#define UFN_HEADER_MAX 512
+bool ufn_action_header(const char *action, char *feature, size_t feature_size, char *key, size_t key_size,
+                       bool *has_key);
+
 #endif

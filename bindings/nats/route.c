@@ -11,6 +11,10 @@
 
 /* The partition of an action, when it can be told; false lets the core judge. */
 static bool action_partition(uf_nats_node *n, const char *action, uint32_t *p) {
+    char name[UFN_HEADER_MAX], key_text[UFN_HEADER_MAX];
+    bool has_key;
+    if (ufn_action_header(action, name, sizeof name, key_text, sizeof key_text, &has_key))
+        return uf_partition_of(n->d, name, has_key ? key_text : NULL, p) == UF_OK;
     json_t *root = json_loads(action, 0, NULL);
     const char *feature = json_string_value(json_object_get(root, "feature"));
     json_t *key = json_object_get(root, "key");
