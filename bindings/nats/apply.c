@@ -146,6 +146,25 @@ static void finish_parked(uf_nats_node *n, bool wait) {
     natsMsg_Destroy(m);
 }
 
+/* While this node writes, the log sends each of its records straight back,
+ * and the apply thread woke for every echo: a thread switch on two busy cores
+ * on the path of every write, for a record it only has to skip. Within
+ * UFN_APPLY_WRITING_MS of the node's last write it reads what has come every
+ * UFN_APPLY_POLL_MS instead (the records of other writers wait that much
+ * longer); otherwise it waits for the next record as before. Side by side,
+ * a writing node's records per second rose by about a tenth (bench/README). */
+#define UFN_APPLY_POLL_MS 1
+#define UFN_APPLY_WRITING_MS 20
+
+static bool polling(uf_nats_node *n) {
+    int queued = 0;
+    if (natsSubscription_GetPending(n->records, &queued, NULL) != NATS_OK || queued > 0) return false;
+    pthread_mutex_lock(&n->mu);
+    bool writing = ufn_now_ms() - n->last_write_ms < UFN_APPLY_WRITING_MS;
+    pthread_mutex_unlock(&n->mu);
+    return writing;
+}
+
 void *ufn_apply_main(void *arg) {
     uf_nats_node *n = arg;
     while (!n->stopping) {
@@ -169,6 +188,12 @@ void *ufn_apply_main(void *arg) {
                 nanosleep(&ts, NULL);
                 continue;
             }
+        }
+        if (polling(n)) {
+            struct timespec ts = {0, UFN_APPLY_POLL_MS * 1000000};
+            nanosleep(&ts, NULL);
+            if (n->parked.m) finish_parked(n, false);
+            continue;
         }
         natsMsg *m = NULL;
         /* A parked echo is settled soon after it came, and before what follows it. */

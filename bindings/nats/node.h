@@ -140,6 +140,10 @@ struct uf_nats_node {
     bool publishing;
     uint32_t publishing_p;
     uint64_t publishing_v;
+    /* When the sink last sent a record: while this node writes, the apply
+     * thread reads the log every UFN_APPLY_POLL_MS instead of waking for each
+     * echo of its own records (apply.c). */
+    int64_t last_write_ms;
     /* That echo, kept by the apply thread (and touched by it alone) until the
      * sink's outcome is known: dropped when the record was accepted, applied
      * when the publish failed but the server had stored it. */

@@ -77,6 +77,7 @@ int ufn_record_sink(const uf_record *r, void *payload) {
         n->publishing = true;
         n->publishing_p = p;
         n->publishing_v = v;
+        n->last_write_ms = now;
     }
     pthread_mutex_unlock(&n->mu);
     if (blocked) {
