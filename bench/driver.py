@@ -195,11 +195,9 @@ ROWS = [
         unit="ns/record"),
     Row("nats_raw_publish_following", "12 NATS", "  the same with an ordered consumer of the subject, as a node has",
         unit="ns/record", comparisons=[Comparison("nats_raw_publish", "throughput")]),
-    # The goal is 0.8x the raw publish's throughput; on 2 shared cores it reads
-    # 0.7-0.8x, about half of the difference being the node following its own log
-    # (bench/README.md, group 12): shown, not checked, until met.
+    # At least 0.8x the raw publish's throughput (bench/README.md, group 12).
     Row("nats_node_submit", "12 NATS", "uf_nats_submit: actualize of 1 keyed instance (1 record), owner of all",
-        comparisons=[Comparison("nats_raw_publish", "throughput"),
+        comparisons=[Comparison("nats_raw_publish", "throughput", target_min=0.8),
                      Comparison("nats_raw_publish_following", "throughput")]),
     Row("nats_threads_1", "12 NATS", "uf_nats_submit from 1 thread on 1 partition (wall ns per action)"),
     # The goal is 2x; the sink is called with the dispatcher held, so one record of
