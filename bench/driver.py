@@ -330,12 +330,15 @@ def collect(args: argparse.Namespace) -> tuple[dict[str, list[float]], list[dict
         return not only or any(name.startswith(prefix) for name in only for prefix in prefixes)
 
     selection = ["--only", args.only] if only else []
-    # The action scenarios' repetitions are spread over several processes: where
-    # the loader puts the caller's strings changes from process to process, and
-    # with it how the library's caches behave; one process's luck must not decide
-    # a row.
-    for _ in range(args.processes):
-        take(run_lines([args.bench_c, "--reps", str(action_reps_per_process(args)), "--time-ms", ms, *selection]))
+    # The action scenarios' repetitions are spread over several processes, each
+    # with its allocations at another offset within their pages (bench.c's
+    # --placement; ASLR moves the heap by whole pages only): where the data lands
+    # changes how the caches behave, and one placement's luck must not decide a
+    # row.
+    for i in range(args.processes):
+        placement = str(i * 4096 // args.processes // 64 * 64)
+        take(run_lines([args.bench_c, "--reps", str(action_reps_per_process(args)), "--time-ms", ms,
+                        "--placement", placement, *selection]))
     if wanted("threads_"):
         take(run_lines([args.bench_c, "threads", "--reps", reps, "--time-ms", str(args.time_ms * 2)]))
     if wanted("timers_fire_"):
