@@ -84,6 +84,20 @@ static int refuse(chart_importer *im, const char *path, const char *format, ...)
     return -1;
 }
 
+/* A named action or guard converts only as {type, params}: any other key
+ * (XState's inline options) needs code. 0 when refused. */
+static int only_type_and_params(chart_importer *im, const char *where, json_t *object, const char *what) {
+    const char *key;
+    json_t *value;
+    json_object_foreach(object, key, value) {
+        if (strcmp(key, "type") != 0 && strcmp(key, "params") != 0) {
+            refuse(im, where, "%s with key '%s' needs code", what, key);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* A name as libuniflow's name pattern wants it: every other character becomes
  * `_`, and a leading digit gets a `_` before it (as the flat converter does). */
 static char *convert_name(const char *name) {
@@ -236,14 +250,7 @@ static json_t *convert_action(chart_importer *im, json_t *action, const char *wh
     } else if (json_is_object(action) && json_is_string(json_object_get(action, "type"))) {
         name = json_string_value(json_object_get(action, "type"));
         params = json_object_get(action, "params");
-        const char *key;
-        json_t *value;
-        json_object_foreach(action, key, value) {
-            if (strcmp(key, "type") != 0 && strcmp(key, "params") != 0) {
-                refuse(im, where, "an action with key '%s' needs code", key);
-                return NULL;
-            }
-        }
+        if (!only_type_and_params(im, where, action, "an action")) return NULL;
     } else {
         refuse(im, where, "an inline action needs code (name it)");
         return NULL;
@@ -293,14 +300,7 @@ static json_t *convert_guard(chart_importer *im, json_t *guard, const char *wher
             refuse(im, where, "the built-in guard '%s' is not converted", type);
             return NULL;
         }
-        const char *key;
-        json_t *value;
-        json_object_foreach(guard, key, value) {
-            if (strcmp(key, "type") != 0 && strcmp(key, "params") != 0) {
-                refuse(im, where, "a guard with key '%s' needs code", key);
-                return NULL;
-            }
-        }
+        if (!only_type_and_params(im, where, guard, "a guard")) return NULL;
         if (params == NULL) return convert_name_value(type);
         json_t *call = json_object();
         json_object_set_new(call, "call", convert_name_value(type));
